@@ -1,0 +1,10 @@
+// Command etcd is the etcd server used by almanac's integration tests and `almanac dev`.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
