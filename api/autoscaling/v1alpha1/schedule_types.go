@@ -1,0 +1,232 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ScheduleType is the kind of recurrence of a Schedule's window.
+// +kubebuilder:validation:Enum=Daily;Weekly;OneShot;Cron
+type ScheduleType string
+
+const (
+	// ScheduleTypeDaily opens a window every day from startTime to endTime (HH:mm).
+	ScheduleTypeDaily ScheduleType = "Daily"
+	// ScheduleTypeWeekly opens a window every week from startDayOfWeek startTime to the
+	// next endDayOfWeek endTime.
+	ScheduleTypeWeekly ScheduleType = "Weekly"
+	// ScheduleTypeOneShot opens a single window from startTime to endTime
+	// (yyyy-MM-ddTHH:mm).
+	ScheduleTypeOneShot ScheduleType = "OneShot"
+	// ScheduleTypeCron opens a window of duration at every firing of schedule.
+	ScheduleTypeCron ScheduleType = "Cron"
+)
+
+// SchedulePhase summarizes where a Schedule stands now.
+// +kubebuilder:validation:Enum=Active;Inactive;Completed
+type SchedulePhase string
+
+const (
+	// SchedulePhaseActive means a window is open now.
+	SchedulePhaseActive SchedulePhase = "Active"
+	// SchedulePhaseInactive means no window is open now, but one will open later (or the
+	// Schedule is suspended).
+	SchedulePhaseInactive SchedulePhase = "Inactive"
+	// SchedulePhaseCompleted means a OneShot Schedule's window has closed for good.
+	SchedulePhaseCompleted SchedulePhase = "Completed"
+)
+
+// ScaleTargetReference names the ScheduledPodAutoscaler that a Schedule changes.
+type ScaleTargetReference struct {
+	// apiVersion of the autoscaler. Default autoscaling.almanac.dev/v1alpha1, the only
+	// accepted value.
+	// +optional
+	// +kubebuilder:default="autoscaling.almanac.dev/v1alpha1"
+	// +kubebuilder:validation:Enum="autoscaling.almanac.dev/v1alpha1"
+	APIVersion string `json:"apiVersion,omitempty"`
+	// kind of the autoscaler. Default ScheduledPodAutoscaler, the only accepted value.
+	// +optional
+	// +kubebuilder:default=ScheduledPodAutoscaler
+	// +kubebuilder:validation:Enum=ScheduledPodAutoscaler
+	Kind string `json:"kind,omitempty"`
+	// name of the ScheduledPodAutoscaler, in the Schedule's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ScheduleSpec is a window (recurring or once) during which an autoscaler's bounds change.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.minReplicas) || has(self.maxReplicas)",message="at least one of minReplicas and maxReplicas is required"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not be greater than maxReplicas",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || (has(self.startTime) && has(self.endTime))",message="startTime and endTime are required for type Daily, Weekly and OneShot"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Cron' || (has(self.schedule) && has(self.duration))",message="schedule and duration are required for type Cron"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Cron' || (!has(self.startTime) && !has(self.endTime))",message="startTime and endTime are not used by type Cron: its windows open at each firing of schedule and last duration"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || (!has(self.schedule) && !has(self.duration))",message="schedule and duration are only used by type Cron"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || (has(self.startDayOfWeek) && has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are required for type Weekly"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Weekly' || (!has(self.startDayOfWeek) && !has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are only used by type Weekly"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.startTime) || self.startTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes startTime as HH:mm on a 24-hour clock, e.g. \"09:30\"",fieldPath=".startTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.endTime) || self.endTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes endTime as HH:mm on a 24-hour clock, e.g. \"18:00\"",fieldPath=".endTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || !has(self.startTime) || self.startTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Weekly takes startTime as HH:mm on a 24-hour clock, e.g. \"09:30\"",fieldPath=".startTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || !has(self.endTime) || self.endTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Weekly takes endTime as HH:mm on a 24-hour clock, e.g. \"18:00\"",fieldPath=".endTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'OneShot' || !has(self.startTime) || self.startTime.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type OneShot takes startTime as yyyy-MM-ddTHH:mm, a wall time in timeZone, e.g. \"2027-09-01T10:00\"",fieldPath=".startTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'OneShot' || !has(self.endTime) || self.endTime.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type OneShot takes endTime as yyyy-MM-ddTHH:mm, a wall time in timeZone, e.g. \"2027-09-01T18:00\"",fieldPath=".endTime"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || self.type == 'OneShot' || !has(self.startTime) || !has(self.endTime) || self.startTime != self.endTime || (self.type == 'Weekly' && has(self.startDayOfWeek) && has(self.endDayOfWeek) && self.startDayOfWeek != self.endDayOfWeek)",message="the window is empty: the end must differ from the start",fieldPath=".endTime"
+// +kubebuilder:validation:XValidation:rule="self.type != 'OneShot' || !has(self.startTime) || !has(self.endTime) || self.endTime > self.startTime",message="type OneShot needs endTime after startTime",fieldPath=".endTime"
+type ScheduleSpec struct {
+	// scaleTargetRef names the ScheduledPodAutoscaler, in the same namespace, whose
+	// bounds this Schedule changes. Deleting that autoscaler does not delete its
+	// Schedules.
+	// +required
+	ScaleTargetRef ScaleTargetReference `json:"scaleTargetRef"`
+
+	// minReplicas is the autoscaler's minReplicas while the window is open. Omitted: the
+	// baseline's value. While several Schedules are open the largest value wins.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the autoscaler's maxReplicas while the window is open. Omitted: the
+	// baseline's value. While several Schedules are open the largest value wins; if the
+	// result is below the effective minReplicas, maxReplicas is raised to it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// type of recurrence: Daily (startTime, endTime as HH:mm), Weekly (plus
+	// startDayOfWeek, endDayOfWeek), OneShot (startTime, endTime as yyyy-MM-ddTHH:mm) or
+	// Cron (schedule, duration). Windows are half-open: [start, end).
+	// +required
+	Type ScheduleType `json:"type"`
+
+	// startTime is when the window opens, a wall-clock time in timeZone: "HH:mm" for Daily
+	// and Weekly, "yyyy-MM-ddTHH:mm" for OneShot ("H:mm", seconds ":00", and for OneShot
+	// RFC 3339 with an offset are accepted and normalized at admission). A time that does
+	// not exist on a day (skipped by a daylight-saving change) means the instant the
+	// clocks jumped; a time that occurs twice means its first occurrence.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	StartTime string `json:"startTime,omitempty"`
+
+	// endTime is when the window closes (the window is [startTime, endTime)), in the same
+	// format as startTime. For Daily, an endTime at or before startTime means the window
+	// crosses midnight ("22:00" to "02:00"); for OneShot it must be after startTime.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	EndTime string `json:"endTime,omitempty"`
+
+	// startDayOfWeek is the day on which a Weekly window opens: Monday … Sunday
+	// (case-insensitive names and three-letter abbreviations are normalized at admission).
+	// +optional
+	// +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	StartDayOfWeek string `json:"startDayOfWeek,omitempty"`
+
+	// endDayOfWeek is the day on which a Weekly window closes: the window runs to the next
+	// occurrence of endDayOfWeek endTime after the start, so Friday 18:00 to Monday 08:00
+	// crosses the weekend.
+	// +optional
+	// +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	EndDayOfWeek string `json:"endDayOfWeek,omitempty"`
+
+	// schedule (type Cron) is a 5-field cron expression (minute hour day-of-month month
+	// day-of-week) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight,
+	// @hourly, evaluated in timeZone. Each firing opens a window of duration. @every and
+	// TZ= prefixes are rejected (use timeZone). A firing time skipped by a daylight-saving
+	// change fires at the instant the clocks jumped; a repeated one fires once.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule,omitempty"`
+
+	// duration (type Cron) is how long each window stays open, as a Go duration
+	// ("90m", "1h30m"); at least 1m.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	Duration string `json:"duration,omitempty"`
+
+	// timeZone is the IANA time zone name in which the times and days above are read,
+	// e.g. "Asia/Tokyo". Default UTC. Admission stores the canonical spelling
+	// ("asia/tokyo" → "Asia/Tokyo"; "Z", "GMT", "Etc/UTC" → "UTC") and turns whole-hour
+	// offsets into Etc zones ("+09:00" → "Etc/GMT-9"); unknown names are rejected with
+	// suggestions.
+	// +optional
+	// +kubebuilder:default=UTC
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// suspend, when true, keeps this Schedule's windows from changing the autoscaler.
+	// Default false.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// ScheduleStatus is the observed state of a Schedule.
+type ScheduleStatus struct {
+	// observedGeneration is the metadata.generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is Active while a window is open, Inactive between windows (or while
+	// suspended), and Completed once a OneShot window has closed.
+	// +optional
+	Phase SchedulePhase `json:"phase,omitempty"`
+
+	// nextStartTime is when the next (or current) window opens, in UTC.
+	// +optional
+	NextStartTime *metav1.Time `json:"nextStartTime,omitempty"`
+
+	// nextEndTime is when the next (or current) window closes, in UTC.
+	// +optional
+	NextEndTime *metav1.Time `json:"nextEndTime,omitempty"`
+
+	// conditions: Valid says whether the Schedule can be evaluated (a bad time zone or
+	// cron expression that slipped past admission is reported here).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Schedule raises or lowers the bounds of a ScheduledPodAutoscaler while its window is
+// open. Overlapping Schedules combine as the largest minReplicas and the largest
+// maxReplicas; outside every window the autoscaler's baseline applies.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=almanac
+// +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.spec.scaleTargetRef.name`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="StartTime",type=string,JSONPath=`.spec.startTime`,priority=1
+// +kubebuilder:printcolumn:name="EndTime",type=string,JSONPath=`.spec.endTime`,priority=1
+// +kubebuilder:printcolumn:name="StartDayOfWeek",type=string,JSONPath=`.spec.startDayOfWeek`,priority=1
+// +kubebuilder:printcolumn:name="EndDayOfWeek",type=string,JSONPath=`.spec.endDayOfWeek`,priority=1
+// +kubebuilder:printcolumn:name="TimeZone",type=string,JSONPath=`.spec.timeZone`,priority=1
+// +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
+// +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Schedule struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the window and the bounds it applies.
+	// +required
+	Spec ScheduleSpec `json:"spec"`
+
+	// status is written by the controller.
+	// +optional
+	Status ScheduleStatus `json:"status,omitempty"`
+}
+
+// ScheduleList is a list of Schedules.
+//
+// +kubebuilder:object:root=true
+type ScheduleList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Schedule `json:"items"`
+}

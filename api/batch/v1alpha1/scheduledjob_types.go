@@ -1,0 +1,154 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ScheduledJobPhase summarizes where a ScheduledJob stands.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Missed
+type ScheduledJobPhase string
+
+const (
+	// ScheduledJobPhasePending: no Job runs now; a run is due later.
+	ScheduledJobPhasePending ScheduledJobPhase = "Pending"
+	// ScheduledJobPhaseRunning: a Job of this ScheduledJob runs now.
+	ScheduledJobPhaseRunning ScheduledJobPhase = "Running"
+	// ScheduledJobPhaseSucceeded: the one-shot's Job completed.
+	ScheduledJobPhaseSucceeded ScheduledJobPhase = "Succeeded"
+	// ScheduledJobPhaseFailed: the one-shot's Job failed.
+	ScheduledJobPhaseFailed ScheduledJobPhase = "Failed"
+	// ScheduledJobPhaseMissed: the one-shot could not be started before at +
+	// startingDeadlineSeconds, so it was not run.
+	ScheduledJobPhaseMissed ScheduledJobPhase = "Missed"
+)
+
+// ScheduledJobSpec says when to run a Job: once at an instant (at) or on a cron schedule.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.at) != has(self.schedule)",message="exactly one of at and schedule is required: at runs the Job once, schedule runs it on a cron schedule"
+// +kubebuilder:validation:XValidation:rule="!has(self.at) || self.at.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$')",message="at is a wall time in timeZone written yyyy-MM-ddTHH:mm, e.g. \"2027-09-01T10:00\"",fieldPath=".at"
+type ScheduledJobSpec struct {
+	// at runs the Job once, at this wall-clock time in timeZone, written
+	// "yyyy-MM-ddTHH:mm" (seconds ":00" and RFC 3339 with an offset or Z are accepted
+	// and converted at admission). A time skipped by a daylight-saving change means the
+	// instant the clocks jumped; a repeated time means its first occurrence. A time whose
+	// deadline (at + startingDeadlineSeconds) has passed is rejected on create.
+	// Exactly one of at and schedule.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	At string `json:"at,omitempty"`
+
+	// schedule runs the Job on a cron schedule evaluated in timeZone: 5 fields (minute
+	// hour day-of-month month day-of-week) or @yearly, @annually, @monthly, @weekly,
+	// @daily, @midnight, @hourly. Each wall-clock slot runs at most once: a slot skipped by
+	// a daylight-saving change runs at the instant the clocks jumped, a repeated slot runs
+	// once. @every and TZ= prefixes are rejected (use timeZone). A timestamp given here is
+	// moved to at by admission. Exactly one of at and schedule.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule,omitempty"`
+
+	// timeZone is the IANA time zone name in which at and schedule are read, e.g.
+	// "Europe/Berlin". Default UTC. Admission stores the canonical spelling and turns
+	// whole-hour offsets into Etc zones ("+09:00" → "Etc/GMT-9").
+	// +optional
+	// +kubebuilder:default=UTC
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// startingDeadlineSeconds is how late, in seconds after its nominal time, a run may
+	// still start. A one-shot that cannot start in time becomes Missed; a cron slot that
+	// cannot start in time is counted in status.missedRuns. After downtime only the latest
+	// missed slot within the deadline runs. Default 600.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=0
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	JobPolicy `json:",inline"`
+}
+
+// ScheduledJobStatus is the observed state of a ScheduledJob.
+type ScheduledJobStatus struct {
+	// observedGeneration is the metadata.generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase: Pending until a Job runs, Running while one does; a one-shot then ends
+	// Succeeded or Failed with its Job, or Missed when it could not start before its
+	// deadline.
+	// +optional
+	Phase ScheduledJobPhase `json:"phase,omitempty"`
+
+	// lastScheduleTime is the nominal time (UTC) of the latest slot that was run. It is the
+	// record of what ran: a slot at or before it never runs again, even if its Job is
+	// deleted.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// nextScheduleTime is the nominal time (UTC) of the next run.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// active lists the Jobs of this ScheduledJob that are running.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// missedRuns counts the slots that were due but not run (the controller was down past
+	// the deadline, or the run was skipped).
+	// +optional
+	MissedRuns int64 `json:"missedRuns,omitempty"`
+
+	// lastMissedTime is the nominal time (UTC) of the latest slot that was not run.
+	// +optional
+	LastMissedTime *metav1.Time `json:"lastMissedTime,omitempty"`
+
+	// conditions of the ScheduledJob.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ScheduledJob runs a Job once at an instant (at) or on a cron schedule, in its own time zone,
+// exactly once per slot.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sj,categories=almanac
+// +kubebuilder:printcolumn:name="At",type=string,JSONPath=`.spec.at`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="TimeZone",type=string,JSONPath=`.spec.timeZone`
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Last",type=date,JSONPath=`.status.lastScheduleTime`
+// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextScheduleTime`
+// +kubebuilder:printcolumn:name="Missed",type=integer,JSONPath=`.status.missedRuns`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ScheduledJob struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says when and what to run.
+	// +required
+	Spec ScheduledJobSpec `json:"spec"`
+
+	// status is written by the controller.
+	// +optional
+	Status ScheduledJobStatus `json:"status,omitempty"`
+}
+
+// ScheduledJobList is a list of ScheduledJobs.
+//
+// +kubebuilder:object:root=true
+type ScheduledJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ScheduledJob `json:"items"`
+}
