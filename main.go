@@ -1,0 +1,134 @@
+// Command almanac is the almanac controller manager and its command-line tools, in one
+// binary: `almanac manager` runs the reconcilers and admission webhooks in a cluster; the
+// other subcommands work offline or against the current kubeconfig.
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/almanac-dev/almanac/reconcilers/scheme"
+)
+
+// exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
+// when an object is rejected and 2 for usage or input errors).
+type exitCoder interface {
+	error
+	ExitCode() int
+}
+
+func main() {
+	root := &cobra.Command{
+		Use:           "almanac",
+		Short:         "Time-aware scaling and Jobs for Kubernetes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newManagerCommand())
+
+	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
+		var coded exitCoder
+		if errors.As(err, &coded) {
+			if msg := coded.Error(); msg != "" {
+				fmt.Fprintln(os.Stderr, "Error:", msg)
+			}
+			os.Exit(coded.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(2)
+	}
+}
+
+type managerOptions struct {
+	metricsAddr    string
+	probeAddr      string
+	webhookPort    int
+	webhookCertDir string
+	leaderElect    bool
+	leaderElectNS  string
+	enableHTTP2    bool
+}
+
+func newManagerCommand() *cobra.Command {
+	opts := managerOptions{}
+	zapOpts := zap.Options{}
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the reconcilers and admission webhooks (what the Helm chart deploys)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			return runManager(cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint, served over HTTPS behind Kubernetes authentication and authorization; 0 disables it.")
+	f.StringVar(&opts.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	f.IntVar(&opts.webhookPort, "webhook-port", 9443, "Port of the admission webhook server.")
+	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "", "Folder with tls.crt and tls.key for the webhook server (default: the system temp folder's k8s-webhook-server/serving-certs).")
+	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
+	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
+	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
+	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	klog.InitFlags(goFlags)
+	f.AddGoFlagSet(goFlags)
+	return cmd
+}
+
+func runManager(cmd *cobra.Command, opts managerOptions) error {
+	log := ctrl.Log.WithName("setup")
+	var tlsOpts []func(*tls.Config)
+	if !opts.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{
+		BindAddress:    opts.metricsAddr,
+		SecureServing:  true,
+		FilterProvider: metricsfilters.WithAuthenticationAndAuthorization,
+		TLSOpts:        tlsOpts,
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), manager.Options{
+		Scheme:                  scheme.Scheme,
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        "almanac.almanac.dev",
+		LeaderElectionNamespace: opts.leaderElectNS,
+		// Leader changes hand over faster when the old leader gives up its lease on exit.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    opts.webhookPort,
+			CertDir: opts.webhookCertDir,
+			TLSOpts: tlsOpts,
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the manager: %w", err)
+	}
+	clk := clock.RealClock{}
+	_ = clk
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	log.Info("Starting the manager")
+	return mgr.Start(cmd.Context())
+}
