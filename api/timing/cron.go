@@ -1,0 +1,281 @@
+package timing
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Cron is a parsed cron schedule: five fields (minute, hour, day of month, month, day of
+// week) or a descriptor. Day matching follows robfig/cron, like Kubernetes CronJobs: when
+// both the day-of-month and the day-of-week field are restricted (neither starts with *), a
+// day matches either; otherwise it must match both.
+//
+// The zero Cron never fires.
+type Cron struct {
+	spec string
+	// Bit i is set when value i matches.
+	minute, hour, dom, month, dow uint64
+	// domOrDow is true when a day matching either the day-of-month or the day-of-week
+	// field matches (both fields restricted).
+	domOrDow bool
+}
+
+// searchHorizon bounds every search for a slot or an interval, so that no input can make
+// the engine loop. Any date that a valid cron schedule requires recurs within eight years:
+// February 29 is the rarest, and it skips only century years not divisible by 400
+// (2096 → 2104).
+const searchHorizon = searchDays * 24 * time.Hour
+
+// searchDays is searchHorizon in days.
+const searchDays = 8*366 + 1
+
+// descriptors maps the accepted descriptors to their canonical spelling.
+var descriptors = map[string]string{
+	"@yearly":   "@yearly",
+	"@annually": "@yearly",
+	"@monthly":  "@monthly",
+	"@weekly":   "@weekly",
+	"@daily":    "@daily",
+	"@midnight": "@daily",
+	"@hourly":   "@hourly",
+}
+
+const cronExpected = `expected 5 fields (minute hour day-of-month month day-of-week), e.g. "30 2 * * 1-5", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly`
+
+// cronFields names the five fields, for messages.
+var cronFields = [5]string{"minute", "hour", "day-of-month", "month", "day-of-week"}
+
+// ParseCron parses a cron schedule with robfig/cron's standard parser (five fields, or the
+// descriptors @yearly, @annually, @monthly, @weekly, @daily, @midnight and @hourly). It
+// rejects @every, which counts from whenever the process started and ignores time zones;
+// TZ= and CRON_TZ= prefixes, because the zone is a field of its own; six-field forms with
+// seconds; and schedules that never fire, such as "0 0 30 2 *". It never panics.
+func ParseCron(spec string) (Cron, error) {
+	s := strings.TrimSpace(spec)
+	if s == "" {
+		return Cron{}, errors.New("a cron schedule is required: " + cronExpected)
+	}
+	upper := strings.ToUpper(s)
+	for _, prefix := range []string{"TZ=", "CRON_TZ="} {
+		if !strings.HasPrefix(upper, prefix) {
+			continue
+		}
+		zone, _, _ := strings.Cut(s[len(prefix):], " ")
+		if zone == "" {
+			return Cron{}, fmt.Errorf("%q starts with %q: the time zone is not part of the schedule; remove the prefix and set the schedule's time zone instead", spec, s[:len(prefix)])
+		}
+		return Cron{}, fmt.Errorf("%q sets a time zone inside the schedule: remove %q and set the schedule's time zone to %q instead", spec, s[:len(prefix)]+zone, zone)
+	}
+
+	var canonical string
+	if strings.HasPrefix(s, "@") {
+		name := strings.ToLower(s)
+		if name == "@every" || strings.HasPrefix(name, "@every ") {
+			return Cron{}, fmt.Errorf(`%q is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/30 * * * *"`, spec)
+		}
+		var ok bool
+		if canonical, ok = descriptors[name]; !ok {
+			return Cron{}, fmt.Errorf("%q is not a known descriptor: %s", spec, cronExpected)
+		}
+	} else {
+		fields := strings.Fields(s)
+		switch n := len(fields); {
+		case n == 6 || n == 7:
+			return Cron{}, fmt.Errorf("%q has %d fields: seconds (and years) are not supported; %s", spec, n, cronExpected)
+		case n != 5:
+			return Cron{}, fmt.Errorf("%q has %d fields: %s", spec, n, cronExpected)
+		}
+		// Parse each field on its own first, so that the message can name the field.
+		for i, f := range fields {
+			probe := []string{"*", "*", "*", "*", "*"}
+			probe[i] = f
+			probed, err := parseStandard(strings.Join(probe, " "))
+			if err != nil {
+				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q: %v; %s", spec, cronFields[i], f, err, cronExpected)
+			}
+			// robfig/cron accepts a list without items (",") as matching nothing.
+			if fields := [...]uint64{probed.Minute, probed.Hour, probed.Dom, probed.Month, probed.Dow}; fields[i]&^starBit == 0 {
+				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q matches no value; %s", spec, cronFields[i], f, cronExpected)
+			}
+		}
+		canonical = strings.Join(fields, " ")
+	}
+
+	schedule, err := parseStandard(canonical)
+	if err != nil {
+		return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %v; %s", spec, err, cronExpected)
+	}
+	c := Cron{
+		spec:   canonical,
+		minute: schedule.Minute &^ starBit,
+		hour:   schedule.Hour &^ starBit,
+		dom:    schedule.Dom &^ starBit,
+		month:  schedule.Month &^ starBit,
+		dow:    schedule.Dow &^ starBit,
+		// robfig/cron marks a field that starts with * (or ?) without a step with starBit.
+		domOrDow: schedule.Dom&starBit == 0 && schedule.Dow&starBit == 0,
+	}
+	if !c.firesAtAll() {
+		return Cron{}, fmt.Errorf("%q never fires: no calendar date matches both its day-of-month and month fields (February has no 30th, April no 31st); check those fields", spec)
+	}
+	return c, nil
+}
+
+// starBit is robfig/cron's marker for a field written as * or ?.
+const starBit = 1 << 63
+
+var standardParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// parseStandard runs robfig/cron's parser, turning its panics (it indexes past the end of
+// some malformed inputs) into errors.
+func parseStandard(spec string) (schedule *cron.SpecSchedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			schedule, err = nil, fmt.Errorf("cannot be parsed (%v)", r)
+		}
+	}()
+	parsed, err := standardParser.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	schedule, ok := parsed.(*cron.SpecSchedule)
+	if !ok {
+		return nil, fmt.Errorf("is not a calendar schedule (%T)", parsed)
+	}
+	return schedule, nil
+}
+
+// firesAtAll reports whether any date in eight years (which include two February 29ths)
+// matches the schedule. Hours and minutes match something once ParseCron checked each field.
+func (c Cron) firesAtAll() bool {
+	for d := civil(2024, time.January, 1, 0, 0); d.Year() < 2032; d = d.AddDate(0, 0, 1) {
+		if c.dayMatches(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// String returns the canonical spelling: trimmed, fields separated by single spaces,
+// descriptors in lower case, @annually as @yearly and @midnight as @daily.
+func (c Cron) String() string { return c.spec }
+
+// dayMatches reports whether the schedule fires on the date of wall d.
+func (c Cron) dayMatches(d time.Time) bool {
+	if c.month&(1<<uint(d.Month())) == 0 {
+		return false
+	}
+	domMatch := c.dom&(1<<uint(d.Day())) != 0
+	dowMatch := c.dow&(1<<uint(d.Weekday())) != 0
+	if c.domOrDow {
+		return domMatch || dowMatch
+	}
+	return domMatch && dowMatch
+}
+
+// firstTime returns the earliest hour:minute of a matching day at or after h:m.
+func (c Cron) firstTime(h, m int) (int, int, bool) {
+	for ; h < 24; h, m = h+1, 0 {
+		if c.hour&(1<<uint(h)) == 0 {
+			continue
+		}
+		if mm := bits.TrailingZeros64(c.minute >> uint(m) << uint(m)); mm < 60 {
+			return h, mm, true
+		}
+	}
+	return 0, 0, false
+}
+
+// lastTime returns the latest hour:minute of a matching day at or before h:m.
+func (c Cron) lastTime(h, m int) (int, int, bool) {
+	for ; h >= 0; h, m = h-1, 59 {
+		if c.hour&(1<<uint(h)) == 0 {
+			continue
+		}
+		if mask := c.minute & (1<<uint(m+1) - 1); mask != 0 {
+			return h, bits.Len64(mask) - 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// nextSlot returns the earliest wall-clock slot at or after wall w (a whole minute).
+func (c Cron) nextSlot(w time.Time) (time.Time, bool) {
+	y, mo, d := w.Date()
+	h, m := w.Hour(), w.Minute()
+	for i := 0; i < searchDays; i++ {
+		day := civil(y, mo, d+i, 0, 0)
+		if !c.dayMatches(day) {
+			continue
+		}
+		if i > 0 {
+			h, m = 0, 0
+		}
+		if hh, mm, ok := c.firstTime(h, m); ok {
+			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// prevSlot returns the latest wall-clock slot at or before wall w (a whole minute).
+func (c Cron) prevSlot(w time.Time) (time.Time, bool) {
+	y, mo, d := w.Date()
+	h, m := w.Hour(), w.Minute()
+	for i := 0; i < searchDays; i++ {
+		day := civil(y, mo, d-i, 0, 0)
+		if !c.dayMatches(day) {
+			continue
+		}
+		if i > 0 {
+			h, m = 23, 59
+		}
+		if hh, mm, ok := c.lastTime(h, m); ok {
+			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Next returns the first firing instant strictly after `after`, in UTC, with the wall-clock
+// slots evaluated in loc (nil means UTC). A slot in a spring-forward gap fires at the instant
+// the clocks jumped; slots that resolve to the same instant fire once; a slot in a repeated
+// hour fires once, at its first occurrence. It returns the zero time only when there is no
+// firing within eight years, which cannot happen for a schedule that ParseCron accepted.
+func (c Cron) Next(loc *time.Location, after time.Time) time.Time {
+	loc = orUTC(loc)
+	// A slot resolves to an instant after `after` exactly when it is later than every wall
+	// reading shown up to `after`.
+	slot, ok := c.nextSlot(latestWall(loc, after).Truncate(time.Minute).Add(time.Minute))
+	if !ok {
+		return time.Time{}
+	}
+	return resolve(loc, slot).at
+}
+
+// Prev returns the latest firing instant at or before atOrBefore, in UTC, or the zero time if
+// there is none within eight years (for catching up after downtime). Slots are evaluated
+// in loc (nil means UTC) as for Next.
+func (c Cron) Prev(loc *time.Location, atOrBefore time.Time) time.Time {
+	loc = orUTC(loc)
+	slot, ok := c.prevSlot(latestWall(loc, atOrBefore).Truncate(time.Minute))
+	if !ok {
+		return time.Time{}
+	}
+	return resolve(loc, slot).at
+}
+
+// Slots returns the firing instants in the half-open range [from, to), in order, in UTC,
+// with slots evaluated in loc (nil means UTC). Each instant appears once.
+func (c Cron) Slots(loc *time.Location, from, to time.Time) []time.Time {
+	var out []time.Time
+	for t := c.Next(loc, from.Add(-time.Nanosecond)); !t.IsZero() && t.Before(to); t = c.Next(loc, t) {
+		out = append(out, t)
+	}
+	return out
+}

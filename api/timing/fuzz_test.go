@@ -1,0 +1,208 @@
+package timing
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The fuzz targets check that no input makes a parser panic or hang, and that normalization
+// is idempotent: parsing a value's canonical String gives the same value back.
+
+func FuzzNormalizeZone(f *testing.F) {
+	for _, s := range []string{
+		"Asia/Tokyo", "asia/tokyo", "UTC", "z", "Etc/Zulu", "GMT", "+09:00", "+0900", "+9", "UTC+9",
+		"GMT+09:00", "-05:00", "UTC-5", "+00:00", "+05:30", "+15", "Etc/GMT-9", "EST", "PST8PDT",
+		"Local", "", "TZ=Asia/Tokyo", "CRON_TZ=", "Asia/Tokio", "America/NewYork", "Tokyo", "IST",
+		"../../etc/passwd", "Factory", "UTC+", "GMT-", "+", "-99:99",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		z, err := NormalizeZone(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		if z.Location == nil || z.Location.String() != z.Name {
+			t.Fatalf("NormalizeZone(%q) = %+v: location does not match the name", s, z)
+		}
+		again, err := NormalizeZone(z.Name)
+		if err != nil {
+			t.Fatalf("NormalizeZone(%q) = %q, which does not normalize: %v", s, z.Name, err)
+		}
+		if again.Name != z.Name || again.Warning != z.Warning {
+			t.Fatalf("NormalizeZone(%q) = %q, but NormalizeZone(%q) = %q", s, z.Name, z.Name, again.Name)
+		}
+	})
+}
+
+func FuzzParseClock(f *testing.F) {
+	for _, s := range []string{"09:30", "9:30", "23:59:00", "00:00", "24:00", "25:00", "12:60", "09:30:15", "", " 7:05 ", "９:30", "+9:30", "1:2:3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseClock(s)
+		if err != nil {
+			return
+		}
+		if c.Hour < 0 || c.Hour > 23 || c.Minute < 0 || c.Minute > 59 {
+			t.Fatalf("ParseClock(%q) = %+v, out of range", s, c)
+		}
+		again, err := ParseClock(c.String())
+		if err != nil || again != c {
+			t.Fatalf("ParseClock(%q) = %v, but ParseClock(%q) = %v, %v", s, c, c.String(), again, err)
+		}
+	})
+}
+
+func FuzzParseWeekday(f *testing.F) {
+	for _, s := range []string{"Monday", "mon", "SUNDAY", "Fri", "Fryday", "", "Tues", "7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseWeekday(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseWeekday(d.String())
+		if err != nil || again != d {
+			t.Fatalf("ParseWeekday(%q) = %v, but ParseWeekday(%q) = %v, %v", s, d, d.String(), again, err)
+		}
+	})
+}
+
+func FuzzParseLocalDateTime(f *testing.F) {
+	for _, s := range []string{
+		"2027-03-14T09:30", "2027-03-14T09:30:00", "2028-02-29T00:00", "2027-02-29T10:00",
+		"2027-03-14T07:00:00Z", "2027-03-14T09:30:00+09:00", "2027-03-14T09:30-05:00",
+		"2027-03-14T09:30:00.000Z", "2027-03-14T09:30:15", "2027-03-14 09:30", "9999-12-31T23:59:00-23:59",
+		"0000-01-01T00:00:00+23:59", "2027-13-01T00:00", "",
+	} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, zone uint8) {
+		l := loc(t, dstZones[int(zone)%len(dstZones)])
+		d, err := ParseLocalDateTime(s, l)
+		if err != nil {
+			return
+		}
+		if got := time.Date(d.Year, d.Month, d.Day, d.Hour, d.Minute, 0, 0, time.UTC); got.Day() != d.Day || got.Month() != d.Month {
+			t.Fatalf("ParseLocalDateTime(%q) = %+v, not a valid date", s, d)
+		}
+		again, err := ParseLocalDateTime(d.String(), l)
+		if err != nil || again != d {
+			t.Fatalf("ParseLocalDateTime(%q) = %v, but ParseLocalDateTime(%q) = %v, %v", s, d, d.String(), again, err)
+		}
+	})
+}
+
+func FuzzParseCron(f *testing.F) {
+	for _, s := range []string{
+		"30 2 * * *", "*/15 * * * *", "0 9 * * MON-FRI", "0 0 29 2 *", "0 0 30 2 *", "@yearly", "@annually",
+		"@midnight", "@every 1h", "TZ=", "TZ=Asia/Tokyo 0 9 * * *", "CRON_TZ=UTC", "0 30 2 * * *", "* * * *",
+		"0-59/0 * * * *", "5-1 * * * *", "? ? ? ? ?", "0 0 1,15 * 1", "@", "", "a b c d e",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCron(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseCron(c.String())
+		if err != nil {
+			t.Fatalf("ParseCron(%q) = %q, which does not parse: %v", s, c.String(), err)
+		}
+		if diff := cmp.Diff(c, again, cmp.AllowUnexported(Cron{})); diff != "" {
+			t.Fatalf("ParseCron(%q) is not idempotent (-first +second):\n%s", s, diff)
+		}
+		at := time.Date(2027, time.March, 14, 6, 59, 0, 0, time.UTC)
+		if next := c.Next(time.UTC, at); !next.After(at) {
+			t.Fatalf("ParseCron(%q) accepted a schedule without a next firing: %v", s, next)
+		}
+	})
+}
+
+// FuzzCronNextPrev checks that Next and Prev are consistent on arbitrary instants in DST
+// zones: Prev(Next(t)) is Next(t), and nothing fires between Prev(t) and t's Next.
+func FuzzCronNextPrev(f *testing.F) {
+	f.Add("*/15 * * * *", int64(1820203200), uint8(0))
+	f.Add("30 2 * * *", int64(1825473600), uint8(1))
+	f.Add("0 0 29 2 *", int64(1830000000), uint8(3))
+	f.Add("@daily", int64(1541300400), uint8(3))
+	f.Fuzz(func(t *testing.T, spec string, unix int64, zone uint8) {
+		c, err := ParseCron(spec)
+		if err != nil {
+			return
+		}
+		l := loc(t, dstZones[int(zone)%len(dstZones)])
+		at := time.Unix(unix%(200*365*86400), 0).UTC() // 1770 to 2170
+		next := c.Next(l, at)
+		if next.IsZero() || !next.After(at) {
+			t.Fatalf("Next(%s) = %s", at, next)
+		}
+		if prev := c.Prev(l, next); !prev.Equal(next) {
+			t.Fatalf("Prev(Next(%s) = %s) = %s", at, next, prev)
+		}
+		if prev := c.Prev(l, at); !prev.IsZero() && (prev.After(at) || !c.Next(l, prev).Equal(next)) {
+			t.Fatalf("Prev(%s) = %s, whose Next is %s, not %s", at, prev, c.Next(l, prev), next)
+		}
+	})
+}
+
+func FuzzCompile(f *testing.F) {
+	f.Add(uint8(0), "09:00", "17:00", "", "", "", "", "America/New_York")
+	f.Add(uint8(0), "22:00", "02:00", "", "", "", "", "Europe/Berlin")
+	f.Add(uint8(0), "09:00", "9:00", "", "", "", "", "")
+	f.Add(uint8(1), "18:00", "08:00", "Friday", "Mon", "", "", "Australia/Sydney")
+	f.Add(uint8(1), "09:00", "09:00", "mon", "Monday", "", "", "")
+	f.Add(uint8(2), "2028-02-29T09:00", "2028-02-29T17:00", "", "", "", "", "Asia/Tokyo")
+	f.Add(uint8(2), "2027-03-14T02:10", "2027-03-14T02:40", "", "", "", "", "America/New_York")
+	f.Add(uint8(3), "", "", "", "", "*/5 * * * *", "10m", "America/Sao_Paulo")
+	f.Add(uint8(3), "", "", "", "", "@every 1h", "30s", "Local")
+	f.Add(uint8(4), "x", "y", "z", "w", "v", "u", "t")
+	types := []Type{TypeDaily, TypeWeekly, TypeOneShot, TypeCron, "Monthly"}
+	f.Fuzz(func(t *testing.T, typ uint8, start, end, startDay, endDay, schedule, duration, zone string) {
+		spec := Spec{
+			Type: types[int(typ)%len(types)], StartTime: start, EndTime: end, StartDayOfWeek: startDay,
+			EndDayOfWeek: endDay, Schedule: schedule, Duration: duration, TimeZone: zone,
+		}
+		w, errs := spec.Compile()
+		if w == nil {
+			if len(errs) == 0 {
+				t.Fatal("Compile returned neither a window nor errors")
+			}
+			for _, e := range errs {
+				if e.Field == "" || e.Detail == "" {
+					t.Fatalf("incomplete FieldError %+v", e)
+				}
+			}
+			return
+		}
+		if len(errs) != 0 {
+			t.Fatalf("Compile returned a window and errors %v", errs)
+		}
+		again, errs := w.Canonical().Compile()
+		if len(errs) != 0 {
+			t.Fatalf("the canonical form %+v of %+v does not compile: %v", w.Canonical(), spec, errs)
+		}
+		if diff := cmp.Diff(w.Canonical(), again.Canonical()); diff != "" {
+			t.Fatalf("Compile is not idempotent (-first +second):\n%s", diff)
+		}
+		from := time.Date(2027, time.March, 10, 0, 0, 0, 0, time.UTC)
+		ivs := w.Intervals(from, from.Add(48*time.Hour))
+		if !slices.IsSortedFunc(ivs, func(a, b Interval) int { return a.Start.Compare(b.Start) }) {
+			t.Fatalf("intervals out of order: %v", ivs)
+		}
+		for i, iv := range ivs {
+			if !iv.End.After(iv.Start) || (i > 0 && iv.Start.Before(ivs[i-1].End)) {
+				t.Fatalf("empty or overlapping intervals: %v", ivs)
+			}
+		}
+	})
+}

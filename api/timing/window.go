@@ -1,0 +1,432 @@
+package timing
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+)
+
+// Type is the kind of recurrence of a Schedule's window.
+type Type string
+
+const (
+	// TypeDaily is a window between two times of day, every day.
+	TypeDaily Type = "Daily"
+	// TypeWeekly is a window from a day and time of the week to another.
+	TypeWeekly Type = "Weekly"
+	// TypeOneShot is a single window between two dates and times.
+	TypeOneShot Type = "OneShot"
+	// TypeCron is a window of a fixed duration opened by each firing of a cron schedule.
+	TypeCron Type = "Cron"
+)
+
+// Spec is a window as the user wrote it.
+type Spec struct {
+	Type Type
+	// StartTime and EndTime are HH:mm for Daily and Weekly windows, and yyyy-MM-ddTHH:mm
+	// (or RFC 3339) for OneShot windows.
+	StartTime, EndTime string
+	// StartDayOfWeek and EndDayOfWeek are the days of a Weekly window.
+	StartDayOfWeek, EndDayOfWeek string
+	// Schedule (a cron expression) and Duration (a Go duration of at least 1m) define a
+	// Cron window.
+	Schedule, Duration string
+	// TimeZone is the zone of all wall-clock fields; "" means DefaultZone.
+	TimeZone string
+}
+
+// Field names of a Spec, as FieldError.Field reports them.
+const (
+	FieldType           = "type"
+	FieldTimeZone       = "timeZone"
+	FieldStartDayOfWeek = "startDayOfWeek"
+	FieldStartTime      = "startTime"
+	FieldEndDayOfWeek   = "endDayOfWeek"
+	FieldEndTime        = "endTime"
+	FieldSchedule       = "schedule"
+	FieldDuration       = "duration"
+)
+
+// FieldError is a problem with one field of a Spec. Webhooks map Field to their field path
+// and report Detail as the message.
+type FieldError struct {
+	Field  string // one of the Field* constants
+	Value  string // the value as given
+	Detail string // what was wrong, what was expected, and how to fix it
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Detail }
+
+// MinCronDuration is the shortest window a Cron window may open.
+const MinCronDuration = time.Minute
+
+// Interval is a half-open interval [Start, End) of instants, in UTC.
+type Interval struct{ Start, End time.Time }
+
+// Contains reports whether t is in [Start, End).
+func (iv Interval) Contains(t time.Time) bool { return !t.Before(iv.Start) && t.Before(iv.End) }
+
+// Window is a compiled Spec: the recurrence of intervals it describes. Create it with
+// Spec.Compile. Its methods are pure and safe for concurrent use.
+//
+// Intervals are computed from wall-clock dates in the window's zone, each boundary resolved
+// by the DST rule (see ResolveWall). A Daily or Weekly occurrence whose start and end resolve
+// to the same instant (both in one gap) is empty and skipped. Searches reach at most eight
+// years past the given instant.
+//
+// For Cron windows, each firing opens [firing, firing+duration). Overlapping (or touching)
+// windows of firings on the same local date are merged into one interval. A new interval
+// starts at the first firing of each local date, and the interval before it ends there
+// (instead of at its own end): this keeps the windows' union exactly, keeps intervals
+// disjoint and in order, and bounds the work per interval to one day of firings, even for a
+// window that is always open such as "*/5 * * * *" with a duration of 10m (reported as one
+// interval per day).
+type Window struct {
+	canonical Spec
+	zone      Zone
+
+	// Daily and Weekly.
+	start, end       Clock
+	startDay, endDay time.Weekday
+	// OneShot: the wall times, and the interval they resolve to.
+	startWall, endWall LocalDateTime
+	oneShot            Interval
+	// Cron.
+	cron     Cron
+	duration time.Duration
+}
+
+// Compile validates every field of the spec and returns the window, or all the problems
+// found. Fields that the spec's type does not use must be empty.
+func (s Spec) Compile() (*Window, []FieldError) {
+	var errs []FieldError
+	fail := func(field, value string, err error) {
+		errs = append(errs, FieldError{Field: field, Value: value, Detail: err.Error()})
+	}
+
+	zoneInput := s.TimeZone
+	if zoneInput == "" {
+		zoneInput = DefaultZone
+	}
+	zone, err := NormalizeZone(zoneInput)
+	if err != nil {
+		fail(FieldTimeZone, s.TimeZone, err)
+		// Go on with UTC so that the other fields are still checked.
+		zone = Zone{Name: DefaultZone, Location: time.UTC}
+	}
+	w := &Window{zone: zone, canonical: Spec{Type: s.Type, TimeZone: zone.Name}}
+
+	used, ok := fieldsUsed[s.Type]
+	if !ok {
+		fail(FieldType, string(s.Type), fmt.Errorf("%q is not a window type: expected one of Daily, Weekly, OneShot or Cron", s.Type))
+		return nil, errs
+	}
+	for _, f := range []struct{ name, value string }{
+		{FieldStartDayOfWeek, s.StartDayOfWeek},
+		{FieldStartTime, s.StartTime},
+		{FieldEndDayOfWeek, s.EndDayOfWeek},
+		{FieldEndTime, s.EndTime},
+		{FieldSchedule, s.Schedule},
+		{FieldDuration, s.Duration},
+	} {
+		if f.value != "" && !used[f.name] {
+			fail(f.name, f.value, fmt.Errorf("%q is set, but %s windows do not use this field: remove it", f.value, s.Type))
+		}
+	}
+
+	switch s.Type {
+	case TypeDaily, TypeWeekly:
+		weekly := s.Type == TypeWeekly
+		valid := true
+		check := func(field, value string, err error) {
+			if err != nil {
+				fail(field, value, err)
+				valid = false
+			}
+		}
+		if weekly {
+			w.startDay, err = ParseWeekday(s.StartDayOfWeek)
+			check(FieldStartDayOfWeek, s.StartDayOfWeek, err)
+		}
+		w.start, err = ParseClock(s.StartTime)
+		check(FieldStartTime, s.StartTime, err)
+		if weekly {
+			w.endDay, err = ParseWeekday(s.EndDayOfWeek)
+			check(FieldEndDayOfWeek, s.EndDayOfWeek, err)
+		}
+		w.end, err = ParseClock(s.EndTime)
+		check(FieldEndTime, s.EndTime, err)
+
+		if valid && w.start == w.end && w.startDay == w.endDay {
+			detail := fmt.Sprintf("%q equals the start time: the window would be empty; an end at or before the start crosses midnight (e.g. 22:00 to 02:00)", s.EndTime)
+			if weekly {
+				detail = fmt.Sprintf("%s %s is the same day and time as the start: the window would be empty; choose a different end day or time", w.endDay, w.end)
+			}
+			fail(FieldEndTime, s.EndTime, errors.New(detail))
+		}
+		w.canonical.StartTime, w.canonical.EndTime = w.start.String(), w.end.String()
+		if weekly {
+			w.canonical.StartDayOfWeek, w.canonical.EndDayOfWeek = w.startDay.String(), w.endDay.String()
+		}
+
+	case TypeOneShot:
+		start, startErr := ParseLocalDateTime(s.StartTime, zone.Location)
+		if startErr != nil {
+			fail(FieldStartTime, s.StartTime, startErr)
+		}
+		end, endErr := ParseLocalDateTime(s.EndTime, zone.Location)
+		if endErr != nil {
+			fail(FieldEndTime, s.EndTime, endErr)
+		}
+		if startErr == nil && endErr == nil {
+			w.startWall, w.endWall = start, end
+			w.oneShot = Interval{Start: start.In(zone.Location), End: end.In(zone.Location)}
+			if err := checkOneShotOrder(start, end, w.oneShot, zone); err != nil {
+				fail(FieldEndTime, s.EndTime, err)
+			}
+		}
+		w.canonical.StartTime, w.canonical.EndTime = start.String(), end.String()
+
+	case TypeCron:
+		if w.cron, err = ParseCron(s.Schedule); err != nil {
+			fail(FieldSchedule, s.Schedule, err)
+		}
+		if w.duration, err = parseWindowDuration(s.Duration); err != nil {
+			fail(FieldDuration, s.Duration, err)
+		}
+		w.canonical.Schedule, w.canonical.Duration = w.cron.String(), w.duration.String()
+	}
+
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return w, nil
+}
+
+// fieldsUsed lists, per type, the fields besides type and timeZone that it reads.
+var fieldsUsed = map[Type]map[string]bool{
+	TypeDaily:   {FieldStartTime: true, FieldEndTime: true},
+	TypeWeekly:  {FieldStartDayOfWeek: true, FieldStartTime: true, FieldEndDayOfWeek: true, FieldEndTime: true},
+	TypeOneShot: {FieldStartTime: true, FieldEndTime: true},
+	TypeCron:    {FieldSchedule: true, FieldDuration: true},
+}
+
+// checkOneShotOrder rejects a OneShot window that does not end after it starts.
+func checkOneShotOrder(start, end LocalDateTime, iv Interval, zone Zone) error {
+	if iv.End.After(iv.Start) {
+		return nil
+	}
+	startWall := civil(start.Year, start.Month, start.Day, start.Hour, start.Minute)
+	endWall := civil(end.Year, end.Month, end.Day, end.Hour, end.Minute)
+	if endWall.After(startWall) {
+		return fmt.Errorf("%s and the start %s both fall into the same daylight saving gap in %s, so the window would be empty: end it at %s or later",
+			end, start, zone.Name, iv.End.In(zone.Location).Add(time.Minute).Format("2006-01-02T15:04"))
+	}
+	return fmt.Errorf("%s is not after the start %s: a OneShot window must end after it starts", end, start)
+}
+
+func parseWindowDuration(s string) (time.Duration, error) {
+	const expected = `expected a Go duration of at least 1m, e.g. "90m" or "2h30m"`
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("a duration is required: " + expected)
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: %s", s, expected)
+	}
+	if d < MinCronDuration {
+		return 0, fmt.Errorf("%q is shorter than one minute: %s", s, expected)
+	}
+	return d, nil
+}
+
+// Canonical returns the spec the window was compiled from, in canonical form: the zone's
+// canonical name (DefaultZone when omitted), HH:mm times, full day names, yyyy-MM-ddTHH:mm
+// wall times, the canonical cron spelling and time.Duration's spelling. Compiling it gives
+// an equal window. Mutating webhooks store it.
+func (w *Window) Canonical() Spec { return w.canonical }
+
+// Type returns the window's type.
+func (w *Window) Type() Type { return w.canonical.Type }
+
+// Zone returns the window's normalized time zone.
+func (w *Window) Zone() Zone { return w.zone }
+
+// ActiveAt returns the interval that contains t, if any.
+func (w *Window) ActiveAt(t time.Time) (Interval, bool) {
+	iv, ok := w.NextInterval(t)
+	if !ok || !iv.Contains(t) {
+		return Interval{}, false
+	}
+	return iv, true
+}
+
+// NextInterval returns the first interval that ends after t: the one containing t, or
+// else the next one. It reports false when there is none (a OneShot in the past).
+func (w *Window) NextInterval(t time.Time) (Interval, bool) {
+	for iv := range w.intervals(t) {
+		return iv, true
+	}
+	return Interval{}, false
+}
+
+// Intervals returns, in order, every interval that intersects [from, to), unclipped.
+func (w *Window) Intervals(from, to time.Time) []Interval {
+	var out []Interval
+	for iv := range w.intervals(from) {
+		if !iv.Start.Before(to) {
+			break
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// NextBoundary returns the earliest start or end of an interval strictly after t: the instant
+// at which the window's state next changes (or, between touching intervals, is re-evaluated).
+func (w *Window) NextBoundary(t time.Time) (time.Time, bool) {
+	iv, ok := w.NextInterval(t)
+	switch {
+	case !ok:
+		return time.Time{}, false
+	case iv.Start.After(t):
+		return iv.Start, true
+	default:
+		return iv.End, true
+	}
+}
+
+// Stale reports whether the window is a OneShot whose end is not after now: it will never be
+// active again.
+func (w *Window) Stale(now time.Time) bool {
+	return w.Type() == TypeOneShot && !w.oneShot.End.After(now)
+}
+
+// intervals yields the window's non-empty intervals that end after t, in order, up to
+// searchHorizon past t.
+func (w *Window) intervals(t time.Time) iter.Seq[Interval] {
+	switch w.Type() {
+	case TypeDaily:
+		return w.recurring(t, dateOf(t, w.zone.Location).AddDate(0, 0, -2), 1)
+	case TypeWeekly:
+		first := dateOf(t, w.zone.Location).AddDate(0, 0, -8)
+		first = first.AddDate(0, 0, (int(w.startDay)-int(first.Weekday())+7)%7)
+		return w.recurring(t, first, 7)
+	case TypeOneShot:
+		return func(yield func(Interval) bool) {
+			if w.oneShot.End.After(t) {
+				yield(w.oneShot)
+			}
+		}
+	default:
+		return w.cronIntervals(t)
+	}
+}
+
+// recurring yields the Daily or Weekly occurrences that start on the local dates first,
+// first+step, ... and end after t. first must be early enough for the occurrence containing
+// t: two days before t's date for Daily windows (which last less than a day), eight for Weekly
+// ones.
+func (w *Window) recurring(t, first time.Time, step int) iter.Seq[Interval] {
+	return func(yield func(Interval) bool) {
+		limit := t.Add(searchHorizon)
+		for day := first; ; day = day.AddDate(0, 0, step) {
+			iv := w.occurrence(day)
+			if iv.Start.After(limit) {
+				return
+			}
+			if iv.End.After(iv.Start) && iv.End.After(t) && !yield(iv) {
+				return
+			}
+		}
+	}
+}
+
+// occurrence returns the Daily or Weekly interval that starts on the local date day.
+func (w *Window) occurrence(day time.Time) Interval {
+	days := 0 // from the start date to the end date
+	if w.Type() == TypeWeekly {
+		days = (int(w.endDay) - int(w.startDay) + 7) % 7
+	}
+	if days == 0 && w.end.minutes() <= w.start.minutes() {
+		// A Daily end at or before the start is on the next day; a Weekly one on the same
+		// weekday is a week later.
+		days = 1
+		if w.Type() == TypeWeekly {
+			days = 7
+		}
+	}
+	loc := w.zone.Location
+	return Interval{
+		Start: resolve(loc, day.Add(time.Duration(w.start.minutes())*time.Minute)).at,
+		End:   resolve(loc, day.AddDate(0, 0, days).Add(time.Duration(w.end.minutes())*time.Minute)).at,
+	}
+}
+
+// cronIntervals yields the merged runs of a Cron window (see Window) that end after t.
+func (w *Window) cronIntervals(t time.Time) iter.Seq[Interval] {
+	return func(yield func(Interval) bool) {
+		loc := w.zone.Location
+		first := w.cron.Prev(loc, t)
+		if first.IsZero() || !w.clippedEnd(first).After(t) {
+			first = w.cron.Next(loc, t)
+		} else {
+			first = w.runStart(first)
+		}
+		limit := t.Add(searchHorizon)
+		for !first.IsZero() && first.Before(limit) {
+			iv, next := w.run(first)
+			if !yield(iv) {
+				return
+			}
+			first = next
+		}
+	}
+}
+
+// clippedEnd is the end of the window opened by firing f, or the next firing if that comes
+// first: from then on the next firing's window, which ends later, covers the time.
+func (w *Window) clippedEnd(f time.Time) time.Time {
+	end := f.Add(w.duration)
+	if next := w.cron.Next(w.zone.Location, f); !next.IsZero() && next.Before(end) {
+		return next
+	}
+	return end
+}
+
+// runStart returns the firing that starts the run containing firing f.
+func (w *Window) runStart(f time.Time) time.Time {
+	loc := w.zone.Location
+	day := dateOf(f, loc)
+	for {
+		prev := w.cron.Prev(loc, f.Add(-time.Nanosecond))
+		if prev.IsZero() || prev.Add(w.duration).Before(f) || !dateOf(prev, loc).Equal(day) {
+			return f
+		}
+		f = prev
+	}
+}
+
+// run returns the interval of the run that starts with firing first, and the firing that
+// starts the next run (zero if there is none).
+func (w *Window) run(first time.Time) (Interval, time.Time) {
+	loc := w.zone.Location
+	day := dateOf(first, loc)
+	for last := first; ; {
+		end := last.Add(w.duration)
+		next := w.cron.Next(loc, last)
+		if next.IsZero() {
+			return Interval{Start: first, End: end}, time.Time{}
+		}
+		if next.After(end) || !dateOf(next, loc).Equal(day) {
+			if next.Before(end) {
+				end = next
+			}
+			return Interval{Start: first, End: end}, next
+		}
+		last = next
+	}
+}
