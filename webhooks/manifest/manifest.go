@@ -53,7 +53,7 @@ func Read(paths []string, recursive bool, stdin io.Reader) ([]Document, error) {
 			return nil, err
 		}
 		for _, file := range files {
-			f, err := os.Open(file)
+			f, err := os.Open(file) //nolint:gosec // reading the files the user named is the point
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,103 @@
+// Package webhooks_test checks almanac's admission webhooks against a real kube-apiserver and
+// etcd, which call them over HTTPS as a cluster would: rejections with their exact causes,
+// warnings, server-side dry runs, the normalized objects that are stored, ratcheting, and the
+// parity of `almanac validate` with the live webhooks. The webhooks' clock is fixed (now), so
+// messages that name dates are exact.
+package webhooks_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/test/testenv"
+	"github.com/almanac-dev/almanac/webhooks"
+)
+
+// now is the webhooks' clock: Friday 2027-01-15 12:00 UTC.
+var now = time.Date(2027, time.January, 15, 12, 0, 0, 0, time.UTC)
+
+var (
+	env   *testenv.Env
+	clk   = clocktesting.NewFakePassiveClock(now)
+	cache client.Reader // the manager's cache, which the webhooks read
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctrl.SetLogger(logr.Discard())
+	var err error
+	if env, err = testenv.StartWith(testenv.Options{Webhooks: true}); err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+
+	mgr, err := ctrl.NewManager(env.Config, manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(env.Webhook),
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		_ = <-done
+	}()
+	if err := waitForWebhookServer(ctx, done); err != nil {
+		return 0, err
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return 0, fmt.Errorf("the manager's cache did not sync")
+	}
+	cache = mgr.GetCache()
+	return m.Run(), nil
+}
+
+func waitForWebhookServer(ctx context.Context, done <-chan error) error {
+	addr := net.JoinHostPort(env.Webhook.Host, strconv.Itoa(env.Webhook.Port))
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			return fmt.Errorf("the manager stopped: %w", err)
+		default:
+		}
+		dialer := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // only checks that the port is served
+		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the webhook server did not listen on %s", addr)
+}

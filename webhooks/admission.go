@@ -1,0 +1,191 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+)
+
+// The webhooks only see almanac's own groups, on create and update, so that an unreachable
+// webhook never blocks anything else in the cluster. Objects being deleted are admitted
+// without checks (a finalizer can always be removed).
+//
+// +kubebuilder:webhook:path=/mutate-autoscaling-almanac-dev-v1alpha1-scheduledpodautoscaler,mutating=true,failurePolicy=fail,sideEffects=None,groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=create;update,versions=v1alpha1,name=mscheduledpodautoscaler.autoscaling.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-autoscaling-almanac-dev-v1alpha1-scheduledpodautoscaler,mutating=false,failurePolicy=fail,sideEffects=None,groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=create;update,versions=v1alpha1,name=vscheduledpodautoscaler.autoscaling.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-autoscaling-almanac-dev-v1alpha1-schedule,mutating=true,failurePolicy=fail,sideEffects=None,groups=autoscaling.almanac.dev,resources=schedules,verbs=create;update,versions=v1alpha1,name=mschedule.autoscaling.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-autoscaling-almanac-dev-v1alpha1-schedule,mutating=false,failurePolicy=fail,sideEffects=None,groups=autoscaling.almanac.dev,resources=schedules,verbs=create;update,versions=v1alpha1,name=vschedule.autoscaling.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-batch-almanac-dev-v1alpha1-scheduledjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=scheduledjobs,verbs=create;update,versions=v1alpha1,name=mscheduledjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-scheduledjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=scheduledjobs,verbs=create;update,versions=v1alpha1,name=vscheduledjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-batch-almanac-dev-v1alpha1-eventjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=meventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-eventjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=veventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+
+// The validating webhooks read these from the manager's cache.
+//
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers;schedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs;eventjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch
+
+// ScheduleTargetIndex is the cache field index of Schedules by spec.scaleTargetRef.name that
+// the Schedule webhook lists siblings with (shared with the ScheduledPodAutoscaler reconciler).
+const ScheduleTargetIndex = scheduledpodautoscaler.ScheduleTargetIndex
+
+// IndexScheduleTarget registers ScheduleTargetIndex with indexer (mgr.GetFieldIndexer()),
+// once per indexer however often it is called, so the webhooks and the reconciler can both ask
+// for it.
+func IndexScheduleTarget(ctx context.Context, indexer client.FieldIndexer) error {
+	return scheduledpodautoscaler.IndexScheduleTarget(ctx, indexer)
+}
+
+// SetupWithManager registers the mutating and validating webhooks of the four kinds with the
+// manager's webhook server. The validating webhooks read other objects through the manager's
+// cache (with ScheduleTargetIndex) and take the current time from clk.
+func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
+	ctx := context.Background()
+	if err := IndexScheduleTarget(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	// Start the informers the webhooks read together with the cache, so that the first
+	// request does not wait for a list.
+	for _, obj := range []client.Object{
+		&autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{},
+		&batchv1alpha1.ScheduledJob{}, &batchv1alpha1.EventJob{},
+		metadataOf(batchv1.SchemeGroupVersion.WithKind("Job")), metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
+	} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("failed to set up the webhooks' informer for %T: %w", obj, err)
+		}
+	}
+	lookup := &CacheLookup{Reader: mgr.GetClient()}
+	server := mgr.GetWebhookServer()
+	for gvk, r := range allRules {
+		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}})
+		server.Register(validatePath(gvk), &webhook.Admission{Handler: &validator{rules: r, clock: clk, objects: lookup}})
+	}
+	return nil
+}
+
+// mutator is the mutating webhook of one kind.
+type mutator struct{ rules rules }
+
+func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	obj, warnings, skip, err := m.rules.Default(req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if skip {
+		return admission.Allowed("")
+	}
+	defaulted, err := json.Marshal(obj)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, defaulted).WithWarnings(warnings...)
+}
+
+// validator is the validating webhook of one kind.
+type validator struct {
+	rules   rules
+	clock   clock.PassiveClock
+	objects Lookup
+}
+
+func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	var oldRaw []byte
+	switch req.Operation {
+	case admissionv1.Create:
+	case admissionv1.Update:
+		oldRaw = req.OldObject.Raw
+	default:
+		return admission.Allowed("")
+	}
+	errs, warnings, err := v.rules.Validate(ctx, req.Object.Raw, oldRaw, Env{Now: v.clock.Now(), Objects: v.objects})
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if len(errs) > 0 {
+		status := apierrors.NewInvalid(v.rules.GroupVersionKind().GroupKind(), req.Name, errs).ErrStatus
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}.WithWarnings(warnings...)
+	}
+	return admission.Allowed("").WithWarnings(warnings...)
+}
+
+// CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
+// the manager's cached client (whose cache must have ScheduleTargetIndex).
+type CacheLookup struct {
+	Reader client.Reader
+}
+
+var _ Lookup = (*CacheLookup)(nil)
+
+func (l *CacheLookup) ScheduledPodAutoscaler(ctx context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if found, err := l.get(ctx, namespace, name, spa); !found {
+		return nil, err
+	}
+	return spa, nil
+}
+
+func (l *CacheLookup) Schedules(ctx context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error) {
+	return scheduledpodautoscaler.ListSchedules(ctx, l.Reader, namespace, autoscaler)
+}
+
+func (l *CacheLookup) EventJob(ctx context.Context, namespace, name string) (*batchv1alpha1.EventJob, error) {
+	ej := &batchv1alpha1.EventJob{}
+	if found, err := l.get(ctx, namespace, name, ej); !found {
+		return nil, err
+	}
+	return ej, nil
+}
+
+func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
+	var obj client.Object
+	switch gvk {
+	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob"):
+		obj = &batchv1alpha1.ScheduledJob{}
+	case batchv1alpha1.GroupVersion.WithKind("EventJob"):
+		obj = &batchv1alpha1.EventJob{}
+	case batchv1.SchemeGroupVersion.WithKind("Job"), batchv1.SchemeGroupVersion.WithKind("CronJob"):
+		// Only the metadata: the cache keeps no Pod templates for this.
+		obj = metadataOf(gvk)
+	default:
+		return true, nil // not a trigger kind: the schema rejects it
+	}
+	return l.get(ctx, namespace, name, obj)
+}
+
+func (l *CacheLookup) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
+	err := l.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("failed to read %T %s/%s: %w", obj, namespace, name, err)
+	}
+}
+
+func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m
+}

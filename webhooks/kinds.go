@@ -1,0 +1,137 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+)
+
+// rules binds the defaulting and validation functions of one kind to its JSON form, which is
+// what both the webhooks and the CLI handle.
+type rules interface {
+	GroupVersionKind() schema.GroupVersionKind
+	// Resource is the kind's plural resource name.
+	Resource() string
+	// Default decodes raw, defaults it and returns raw with the changes applied, and the
+	// warnings. skip is true for an object being deleted, which is left alone.
+	Default(raw []byte) (obj map[string]any, warnings []string, skip bool, err error)
+	// Validate decodes raw (and oldRaw, on update; nil on create) and validates it.
+	Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error)
+	// Decode decodes raw into the kind's Go type.
+	Decode(raw []byte) (client.Object, error)
+}
+
+type kindRules[T client.Object] struct {
+	gvk      schema.GroupVersionKind
+	resource string
+	defaults func(T) []string
+	validate func(ctx context.Context, obj, old T, env Env) (field.ErrorList, []string, error)
+}
+
+func (k *kindRules[T]) GroupVersionKind() schema.GroupVersionKind { return k.gvk }
+func (k *kindRules[T]) Resource() string                          { return k.resource }
+
+func (k *kindRules[T]) decode(raw []byte) (T, error) {
+	var zero T
+	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	if err := json.Unmarshal(raw, obj); err != nil {
+		return zero, fmt.Errorf("failed to decode a %s: %w", k.gvk.Kind, err)
+	}
+	return obj, nil
+}
+
+func (k *kindRules[T]) Decode(raw []byte) (client.Object, error) { return k.decode(raw) }
+
+func (k *kindRules[T]) Default(raw []byte) (map[string]any, []string, bool, error) {
+	obj, err := k.decode(raw)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return nil, nil, true, nil
+	}
+	before, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	warnings := k.defaults(obj)
+	after, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	out, err := applyDefaulting(raw, before, after)
+	return out, warnings, false, err
+}
+
+func (k *kindRules[T]) Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error) {
+	obj, err := k.decode(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var old T
+	if oldRaw != nil {
+		if old, err = k.decode(oldRaw); err != nil {
+			return nil, nil, err
+		}
+	}
+	return k.validate(ctx, obj, old, env)
+}
+
+// mutatePath and validatePath are the webhook server paths of a kind, as kubebuilder names
+// them: /mutate-<group with dashes>-<version>-<lower-case kind>.
+func mutatePath(gvk schema.GroupVersionKind) string { return "/mutate-" + pathSuffix(gvk) }
+
+func validatePath(gvk schema.GroupVersionKind) string { return "/validate-" + pathSuffix(gvk) }
+
+func pathSuffix(gvk schema.GroupVersionKind) string {
+	return strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
+}
+
+// allRules holds the rules of almanac's four kinds, by GroupVersionKind.
+var allRules = func() map[schema.GroupVersionKind]rules {
+	list := []rules{
+		&kindRules[*autoscalingv1alpha1.ScheduledPodAutoscaler]{
+			gvk:      autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"),
+			resource: "scheduledpodautoscalers",
+			defaults: DefaultScheduledPodAutoscaler,
+			validate: ValidateScheduledPodAutoscaler,
+		},
+		&kindRules[*autoscalingv1alpha1.Schedule]{
+			gvk:      autoscalingv1alpha1.GroupVersion.WithKind("Schedule"),
+			resource: "schedules",
+			defaults: DefaultSchedule,
+			validate: ValidateSchedule,
+		},
+		&kindRules[*batchv1alpha1.ScheduledJob]{
+			gvk:      batchv1alpha1.GroupVersion.WithKind("ScheduledJob"),
+			resource: "scheduledjobs",
+			defaults: DefaultScheduledJob,
+			validate: ValidateScheduledJob,
+		},
+		&kindRules[*batchv1alpha1.EventJob]{
+			gvk:      batchv1alpha1.GroupVersion.WithKind("EventJob"),
+			resource: "eventjobs",
+			defaults: DefaultEventJob,
+			validate: ValidateEventJob,
+		},
+	}
+	m := make(map[schema.GroupVersionKind]rules, len(list))
+	for _, r := range list {
+		m[r.GroupVersionKind()] = r
+	}
+	return m
+}()
+
+// isAlmanacGroup reports whether group is one of almanac's API groups.
+func isAlmanacGroup(group string) bool {
+	return group == autoscalingv1alpha1.GroupVersion.Group || group == batchv1alpha1.GroupVersion.Group
+}

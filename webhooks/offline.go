@@ -1,0 +1,313 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/webhooks/manifest"
+)
+
+// DefaultNamespace is the namespace of an input object that names none, as for kubectl
+// without a context namespace.
+const DefaultNamespace = "default"
+
+// Result is the verdict on one almanac object of the input.
+type Result struct {
+	File       string        `json:"file"`
+	Index      int           `json:"index"`
+	APIVersion string        `json:"apiVersion"`
+	Kind       string        `json:"kind"`
+	Namespace  string        `json:"namespace"`
+	Name       string        `json:"name"`
+	Allowed    bool          `json:"allowed"`
+	Errors     []ResultError `json:"errors"`
+	Warnings   []string      `json:"warnings"`
+
+	// Defaulted is the object as it would be stored (nil when it was rejected before the
+	// mutating webhook, e.g. for an unknown field).
+	Defaulted map[string]any `json:"-"`
+}
+
+// ResultError is one cause of a rejection, as the API server reports it in a StatusCause:
+// the field path, the field.ErrorType and the message.
+type ResultError struct {
+	Field   string `json:"field"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Summary counts the results.
+type Summary struct {
+	Objects  int `json:"objects"`
+	Rejected int `json:"rejected"`
+	Warnings int `json:"warnings"`
+	Skipped  int `json:"skipped"`
+}
+
+// Report is the outcome of Validate.
+type Report struct {
+	Results []Result `json:"results"`
+	Summary Summary  `json:"summary"`
+	// Skipped are the input objects that are not almanac's, which the API server would hand
+	// to other handlers.
+	Skipped []manifest.Document `json:"-"`
+}
+
+// Validate runs, offline, what the API server and almanac's webhooks do when the documents
+// are applied in order to an empty cluster (kubectl apply -f): for each almanac object,
+// strict decoding against the CRD schema, schema defaulting, the mutating webhook's
+// defaulting, schema defaulting again, OpenAPI schema and CEL validation, and the validating
+// webhook's rules with env.Now.
+//
+// Other objects are looked up in the input: the autoscaler of a Schedule and the trigger of an
+// EventJob anywhere in it (they will exist once everything is applied); the sibling Schedules
+// and the chain of EventJob triggers among the objects before this one that were admitted (so
+// an overlap or a cycle is reported once, at the object that closes it, as the webhook would).
+// Objects that are not almanac's are skipped, but count as existing for triggers (a Job or
+// CronJob in the same input).
+func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Report, error) {
+	schemas, err := loadSchemas()
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the embedded CustomResourceDefinitions: %w", err)
+	}
+	report := &Report{Results: []Result{}}
+	lookup := newInputLookup()
+	var results []*Result
+
+	// Pass 1: everything up to the schema, for every object, so that later objects can be
+	// found as targets.
+	type pending struct {
+		result *Result
+		rules  rules
+		obj    map[string]any
+	}
+	var queue []pending
+	for _, doc := range docs {
+		obj := doc.Object.DeepCopy()
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(DefaultNamespace)
+		}
+		gvk := obj.GroupVersionKind()
+		lookup.exists[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+		if !isAlmanacGroup(gvk.Group) {
+			report.Skipped = append(report.Skipped, doc)
+			report.Summary.Skipped++
+			continue
+		}
+		res := &Result{
+			File: doc.File, Index: doc.Index, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
+			Namespace: obj.GetNamespace(), Name: obj.GetName(), Errors: []ResultError{}, Warnings: []string{},
+		}
+		results = append(results, res)
+
+		s, r := schemas[gvk], allRules[gvk]
+		if s == nil || r == nil {
+			res.Errors = append(res.Errors, unknownKindError(gvk))
+			continue
+		}
+		content := obj.UnstructuredContent()
+		if errs := s.decodeStrict(content); len(errs) > 0 {
+			res.Errors = append(res.Errors, resultErrors(errs)...)
+			continue
+		}
+		s.applyDefaults(content)
+		raw, err := json.Marshal(content)
+		if err != nil {
+			return nil, err
+		}
+		defaulted, warnings, _, err := r.Default(raw)
+		if err != nil {
+			res.Errors = append(res.Errors, ResultError{Type: string(field.ErrorTypeInvalid), Message: err.Error()})
+			continue
+		}
+		res.Warnings = append(res.Warnings, warnings...)
+		s.applyDefaults(defaulted)
+		s.prepareForCreate(defaulted)
+		if nestedString(defaulted, "metadata", "name") == "" {
+			if gen := nestedString(defaulted, "metadata", "generateName"); gen != "" {
+				// The API server generates the name before validation.
+				defaulted["metadata"].(map[string]any)["name"] = gen + "xxxxx"
+			}
+		}
+		res.Defaulted = defaulted
+		if errs := s.validate(ctx, defaulted); len(errs) > 0 {
+			res.Errors = append(res.Errors, resultErrors(errs)...)
+			continue
+		}
+		typed, err := decodeTyped(r, defaulted)
+		if err != nil {
+			res.Errors = append(res.Errors, ResultError{Type: string(field.ErrorTypeInvalid), Message: err.Error()})
+			continue
+		}
+		lookup.all[objectKey(gvk.GroupKind(), res.Namespace, res.Name)] = typed
+		queue = append(queue, pending{result: res, rules: r, obj: defaulted})
+	}
+
+	// Pass 2: almanac's validation, in input order.
+	for _, p := range queue {
+		raw, err := json.Marshal(p.obj)
+		if err != nil {
+			return nil, err
+		}
+		errs, warnings, err := p.rules.Validate(ctx, raw, nil, Env{Now: now, Objects: lookup})
+		if err != nil {
+			return nil, err
+		}
+		p.result.Errors = append(p.result.Errors, resultErrors(errs)...)
+		p.result.Warnings = append(p.result.Warnings, warnings...)
+		if len(errs) == 0 {
+			lookup.admit(lookup.all[objectKey(p.rules.GroupVersionKind().GroupKind(), p.result.Namespace, p.result.Name)])
+		}
+	}
+
+	for _, res := range results {
+		res.Allowed = len(res.Errors) == 0
+		res.Warnings = dedupe(res.Warnings)
+		report.Summary.Objects++
+		report.Summary.Warnings += len(res.Warnings)
+		if !res.Allowed {
+			report.Summary.Rejected++
+		}
+		report.Results = append(report.Results, *res)
+	}
+	return report, nil
+}
+
+func decodeTyped(r rules, obj map[string]any) (client.Object, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return r.Decode(raw)
+}
+
+func unknownKindError(gvk schema.GroupVersionKind) ResultError {
+	var supported []string
+	for k := range allRules {
+		if k.Group == gvk.Group {
+			supported = append(supported, k.GroupVersion().String()+" "+k.Kind)
+		}
+	}
+	slices.Sort(supported)
+	return ResultError{
+		Field: "kind", Type: string(field.ErrorTypeNotSupported),
+		Message: fmt.Sprintf("Unsupported value: %q: the API server has no %s in %s; supported: %s",
+			gvk.GroupVersion().String()+" "+gvk.Kind, gvk.Kind, gvk.GroupVersion(), strings.Join(supported, ", ")),
+	}
+}
+
+func resultErrors(errs field.ErrorList) []ResultError {
+	out := make([]ResultError, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, ResultError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()})
+	}
+	return out
+}
+
+func nestedString(obj map[string]any, path ...string) string {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		cur = m[p]
+	}
+	s, _ := cur.(string)
+	return s
+}
+
+// dedupe drops repeated warnings, as the API server does.
+func dedupe(warnings []string) []string {
+	out := []string{}
+	for _, w := range warnings {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+type inputKey struct {
+	gk              schema.GroupKind
+	namespace, name string
+}
+
+func objectKey(gk schema.GroupKind, namespace, name string) inputKey {
+	return inputKey{gk: gk, namespace: namespace, name: name}
+}
+
+// inputLookup is the Lookup of `almanac validate`: the input set.
+type inputLookup struct {
+	// exists has every object of the input, almanac's or not.
+	exists map[inputKey]bool
+	// all has the almanac objects that passed the schema, by key (a later document replaces
+	// an earlier one, as kubectl apply would update it).
+	all map[inputKey]client.Object
+	// admitted has the almanac objects admitted so far, in order.
+	admitted map[inputKey]client.Object
+}
+
+func newInputLookup() *inputLookup {
+	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]client.Object{}, admitted: map[inputKey]client.Object{}}
+}
+
+func (l *inputLookup) admit(obj client.Object) {
+	if obj == nil {
+		return
+	}
+	gvk := allRulesKind(obj)
+	l.admitted[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = obj
+}
+
+func allRulesKind(obj client.Object) schema.GroupVersionKind {
+	switch obj.(type) {
+	case *autoscalingv1alpha1.ScheduledPodAutoscaler:
+		return autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler")
+	case *autoscalingv1alpha1.Schedule:
+		return autoscalingv1alpha1.GroupVersion.WithKind("Schedule")
+	case *batchv1alpha1.ScheduledJob:
+		return batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
+	case *batchv1alpha1.EventJob:
+		return batchv1alpha1.GroupVersion.WithKind("EventJob")
+	}
+	return schema.GroupVersionKind{}
+}
+
+func (l *inputLookup) ScheduledPodAutoscaler(_ context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	spa, _ := l.all[objectKey(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), namespace, name)].(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+	return spa, nil
+}
+
+func (l *inputLookup) Schedules(_ context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error) {
+	var out []autoscalingv1alpha1.Schedule
+	for key, obj := range l.admitted {
+		if s, ok := obj.(*autoscalingv1alpha1.Schedule); ok && key.namespace == namespace && s.Spec.ScaleTargetRef.Name == autoscaler {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
+}
+
+func (l *inputLookup) EventJob(_ context.Context, namespace, name string) (*batchv1alpha1.EventJob, error) {
+	ej, _ := l.admitted[objectKey(batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(), namespace, name)].(*batchv1alpha1.EventJob)
+	return ej, nil
+}
+
+func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
+	key := objectKey(gvk.GroupKind(), namespace, name)
+	if isAlmanacGroup(gvk.Group) {
+		return l.all[key] != nil, nil
+	}
+	return l.exists[key], nil
+}

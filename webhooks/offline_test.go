@@ -1,0 +1,422 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/almanac-dev/almanac/webhooks/manifest"
+)
+
+const nowFlag = "--now=2027-01-15T12:00:00Z"
+
+// validateString runs Validate on a multi-document manifest.
+func validateString(t *testing.T, input string) *Report {
+	t.Helper()
+	docs, err := manifest.Read([]string{"-"}, false, strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Validate(context.Background(), docs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}
+
+// verdicts summarizes a report as "Kind/name: errors... | warnings..." lines.
+type verdictLine struct {
+	Object   string
+	Allowed  bool
+	Errors   []ResultError
+	Warnings []string
+}
+
+func verdicts(r *Report) []verdictLine {
+	var out []verdictLine
+	for _, res := range r.Results {
+		out = append(out, verdictLine{Object: res.Kind + " " + res.Namespace + "/" + res.Name, Allowed: res.Allowed, Errors: res.Errors, Warnings: res.Warnings})
+	}
+	return out
+}
+
+const jobTemplateYAML = `
+  jobTemplate: {spec: {template: {spec: {containers: [{name: c, image: busybox}], restartPolicy: Never}}}}`
+
+func TestValidateMirrorsTheAPIServer(t *testing.T) {
+	tests := []struct {
+		name        string
+		input       string
+		want        []verdictLine
+		wantSkipped int
+	}{{
+		name: "unknown fields are rejected, with the field probably meant",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: typo, labels: {a: b}, annotation: {x: y}}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Daily
+  startTme: "09:00"
+  endTime: "17:00"`,
+		want: []verdictLine{{Object: "Schedule default/typo", Errors: []ResultError{
+			{Field: "metadata.annotation", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "annotation": the Schedule schema has no such field here (did you mean "annotations"?); the API server rejects it under strict field validation, kubectl's default`},
+			{Field: "spec.startTme", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "startTme": the Schedule schema has no such field here (did you mean "startTime"?); the API server rejects it under strict field validation, kubectl's default`},
+		}, Warnings: []string{}}},
+	}, {
+		name: "unknown fields deep in the Job template",
+		input: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: deep}
+spec:
+  schedule: "@daily"
+  jobTemplate: {spec: {template: {spec: {containers: [{name: c, image: busybox, imagePullPolcy: Always}], restartPolicy: Never}}}}`,
+		want: []verdictLine{{Object: "ScheduledJob default/deep", Errors: []ResultError{
+			{Field: "spec.jobTemplate.spec.template.spec.containers[0].imagePullPolcy", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "imagePullPolcy": the ScheduledJob schema has no such field here (did you mean "imagePullPolicy"?); the API server rejects it under strict field validation, kubectl's default`},
+		}, Warnings: []string{}}},
+	}, {
+		name: "CEL rules run after the mutating webhook, with the API server's messages",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: cel}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 10
+  maxReplicas: 3
+  type: Daily
+  startTime: "9:00"
+  endTime: "25:00"`,
+		want: []verdictLine{{Object: "Schedule default/cel", Errors: []ResultError{
+			{Field: "spec.minReplicas", Type: "FieldValueInvalid", Message: "Invalid value: minReplicas must not be greater than maxReplicas"},
+			{Field: "spec.endTime", Type: "FieldValueInvalid", Message: `Invalid value: type Daily takes endTime as HH:mm on a 24-hour clock, e.g. "18:00"`},
+		}, Warnings: []string{}}},
+	}, {
+		name: "schema errors keep the CEL rules from running",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: enum}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Monthly`,
+		want: []verdictLine{{Object: "Schedule default/enum", Errors: []ResultError{
+			{Field: "spec.type", Type: "FieldValueNotSupported", Message: `Unsupported value: "Monthly": supported values: "Daily", "Weekly", "OneShot", "Cron"`},
+			{Field: "<nil>", Type: "FieldValueInvalid", Message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
+		}, Warnings: []string{}}},
+	}, {
+		name: "metadata is validated",
+		input: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: Not_A_Name}
+spec:
+  trigger: {kind: Job, name: up}` + jobTemplateYAML,
+		want: []verdictLine{{Object: "EventJob default/Not_A_Name", Errors: []ResultError{
+			{Field: "metadata.name", Type: "FieldValueInvalid", Message: `Invalid value: "Not_A_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		}, Warnings: []string{}}}, // a schema error ends the request before the validating webhook
+	}, {
+		name: "an unknown almanac kind",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1
+kind: Schedule
+metadata: {name: v1}`,
+		want: []verdictLine{{Object: "Schedule default/v1", Errors: []ResultError{{
+			Field: "kind", Type: "FieldValueNotSupported",
+			Message: `Unsupported value: "autoscaling.almanac.dev/v1 Schedule": the API server has no Schedule in autoscaling.almanac.dev/v1; supported: autoscaling.almanac.dev/v1alpha1 Schedule, autoscaling.almanac.dev/v1alpha1 ScheduledPodAutoscaler`,
+		}}, Warnings: []string{}}},
+	}, {
+		name: "an overlap is reported once, at the later Schedule, as kubectl apply would meet it; other kinds are skipped",
+		input: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: office, namespace: prod}
+spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "09:00", endTime: "17:00", timeZone: Asia/Tokyo}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: late, namespace: prod}
+spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "16:00", endTime: "18:00", timeZone: Asia/Tokyo}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: prod}
+spec:
+  overlapPolicy: Forbid
+  horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 10}`,
+		wantSkipped: 1,
+		want: []verdictLine{
+			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/late", Errors: []ResultError{{
+				Field: "spec", Type: "FieldValueForbidden",
+				Message: `Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`,
+			}}, Warnings: []string{}},
+			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+		},
+	}, {
+		name: "a cycle is reported at the EventJob that closes it; a CronJob in the input is a trigger that exists",
+		input: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: a}
+spec:
+  trigger: {kind: EventJob, name: b}` + jobTemplateYAML + `
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: b}
+spec:
+  trigger: {kind: EventJob, name: a}` + jobTemplateYAML + `
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: c}
+spec:
+  trigger: {kind: CronJob, name: hello}` + jobTemplateYAML + `
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: hello}`,
+		wantSkipped: 1,
+		want: []verdictLine{
+			{Object: "EventJob default/a", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "EventJob default/b", Errors: []ResultError{{
+				Field: "spec.trigger.name", Type: "FieldValueInvalid",
+				Message: `Invalid value: "a": this trigger closes a cycle: EventJob "b" triggers on EventJob "a", which triggers on EventJob "b"; each Job would start the next one, forever: trigger on an object outside the cycle`,
+			}}, Warnings: []string{}},
+			{Object: "EventJob default/c", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+		},
+	}, {
+		name: "the migrated AT manifest is moved to at, then rejected as stale",
+		input: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: at-sample}
+spec:
+  schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML,
+		want: []verdictLine{{
+			Object:   "ScheduledJob default/at-sample",
+			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and its starting deadline (startingDeadlineSeconds: 600) passed at 2020-03-21 14:04 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC (rounded up to the next whole minute: times are whole minutes)`},
+		}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report := validateString(t, tt.input)
+			if diff := cmp.Diff(tt.want, verdicts(report)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if report.Summary.Skipped != tt.wantSkipped {
+				t.Errorf("skipped = %d, want %d", report.Summary.Skipped, tt.wantSkipped)
+			}
+		})
+	}
+}
+
+// runCommand runs `almanac validate` with args and stdin, and returns stdout, stderr and the
+// exit status.
+func runCommand(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := NewValidateCommand()
+	var stdout, stderr bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.ExecuteContext(context.Background())
+	code := 0
+	if err != nil {
+		var coded *ExitError
+		if !errors.As(err, &coded) {
+			code = ExitUsage // cobra's own flag errors; main.go exits 2 for them
+		} else {
+			code = coded.ExitCode()
+		}
+		if msg := err.Error(); msg != "" {
+			stderr.WriteString("Error: " + msg + "\n")
+		}
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const validSchedule = `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: ok, namespace: prod}
+spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Weekly, startDayOfWeek: fri, endDayOfWeek: mon, startTime: "18:00", endTime: "8:00", timeZone: asia/tokyo}
+`
+
+const spaYAML = `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: prod}
+spec: {horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 10}}
+`
+
+const badZone = `apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: bad}
+spec:
+  schedule: "0 9 * * *"
+  timeZone: Europe/Berln` + jobTemplateYAML + "\n"
+
+func TestValidateCommandExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	ok := writeFile(t, dir, "ok/schedule.yaml", validSchedule+"---\n"+spaYAML)
+	writeFile(t, dir, "ok/nested/more.yaml", badZone)
+	bad := writeFile(t, dir, "bad.yaml", badZone)
+	warns := writeFile(t, dir, "warns.yaml", strings.ReplaceAll(validSchedule+"---\n"+spaYAML, "asia/tokyo", "EST"))
+	malformed := writeFile(t, dir, "malformed.yaml", "kind: [unclosed\n")
+	examples := filepath.Join("..", "examples")
+
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		want       int
+		wantStdout string // a substring
+		wantStderr string // a substring
+	}{
+		{"examples are admitted", "", []string{"-f", examples, nowFlag}, ExitAdmitted, "0 rejected", ""},
+		{"a directory, not recursive", "", []string{"-f", filepath.Join(dir, "ok"), nowFlag}, ExitAdmitted, "2 objects: 2 admitted, 0 rejected, 0 warnings; 0 skipped", ""},
+		{"a directory, recursive", "", []string{"-f", filepath.Join(dir, "ok"), "-R", nowFlag}, ExitRejected, "3 objects: 2 admitted, 1 rejected", ""},
+		{"a rejected object", "", []string{"-f", bad, nowFlag}, ExitRejected, `error: spec.timeZone: Invalid value: "Europe/Berln"`, ""},
+		{"standard input", badZone, []string{"-f", "-", nowFlag}, ExitRejected, "-:0: ScheduledJob default/bad: rejected", ""},
+		{"repeated -f", "", []string{"-f", ok, "-f", bad, nowFlag}, ExitRejected, "3 objects: 2 admitted, 1 rejected", ""},
+		{"warnings are fine", "", []string{"-f", warns, nowFlag}, ExitAdmitted, "warning: spec.timeZone: EST is a fixed UTC-05:00 offset", ""},
+		{"unless they are errors", "", []string{"-f", warns, nowFlag, "--warnings-as-errors"}, ExitRejected, "1 warnings", ""},
+		{"no input", "", []string{nowFlag}, ExitUsage, "", "Error: no input"},
+		{"a missing file", "", []string{"-f", filepath.Join(dir, "nope.yaml")}, ExitUsage, "", "no such file"},
+		{"malformed YAML", "", []string{"-f", malformed}, ExitUsage, "", "malformed.yaml: document 0"},
+		{"a bad --now", "", []string{"-f", ok, "--now", "tomorrow"}, ExitUsage, "", `--now "tomorrow" is not an RFC 3339 time`},
+		{"a bad -o", "", []string{"-f", ok, "-o", "yaml"}, ExitUsage, "", `-o "yaml" is not a report format`},
+		{"an unknown flag", "", []string{"-f", ok, "--strict"}, ExitUsage, "", "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCommand(t, tt.stdin, tt.args...)
+			if code != tt.want {
+				t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.want, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tt.wantStdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tt.wantStderr, stderr)
+			}
+		})
+	}
+}
+
+func TestValidateCommandJSON(t *testing.T) {
+	input := validSchedule + "---\n" + spaYAML + "---\n" + badZone + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	stdout, _, code := runCommand(t, input, "-f", "-", "-o", "json", nowFlag)
+	if code != ExitRejected {
+		t.Errorf("exit status %d, want %d", code, ExitRejected)
+	}
+	// Decode into plain maps, so that the test checks the exact shape of the output.
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	want := map[string]any{
+		"results": []any{
+			map[string]any{"file": "-", "index": 0.0, "apiVersion": "autoscaling.almanac.dev/v1alpha1", "kind": "Schedule", "namespace": "prod", "name": "ok",
+				"allowed": true, "errors": []any{}, "warnings": []any{}},
+			map[string]any{"file": "-", "index": 1.0, "apiVersion": "autoscaling.almanac.dev/v1alpha1", "kind": "ScheduledPodAutoscaler", "namespace": "prod", "name": "web",
+				"allowed": true, "errors": []any{}, "warnings": []any{}},
+			map[string]any{"file": "-", "index": 2.0, "apiVersion": "batch.almanac.dev/v1alpha1", "kind": "ScheduledJob", "namespace": "default", "name": "bad",
+				"allowed": false, "errors": []any{map[string]any{
+					"field": "spec.timeZone", "type": "FieldValueInvalid",
+					"message": `Invalid value: "Europe/Berln": "Europe/Berln" is not a known IANA time zone: did you mean "Europe/Berlin"?`,
+				}}, "warnings": []any{}},
+		},
+		"summary": map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateCommandJUnit(t *testing.T) {
+	input := validSchedule + "---\n" + spaYAML + "---\n" + badZone + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	stdout, _, code := runCommand(t, input, "-f", "-", "-o", "junit", nowFlag)
+	if code != ExitRejected {
+		t.Errorf("exit status %d, want %d", code, ExitRejected)
+	}
+	var got junitSuites
+	if err := xml.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("not JUnit XML: %v\n%s", err, stdout)
+	}
+	if got.Tests != 4 || got.Failures != 1 || got.Skipped != 1 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 4 {
+		t.Fatalf("counts: %+v", got)
+	}
+	failed := got.Suites[0].Cases[2]
+	if failed.Name != "ScheduledJob default/bad (document 2)" || failed.Failure == nil ||
+		!strings.HasPrefix(failed.Failure.Text, `spec.timeZone: Invalid value: "Europe/Berln"`) || failed.Failure.Type != "FieldValueInvalid" {
+		t.Errorf("failed case: %+v", failed)
+	}
+	if skipped := got.Suites[0].Cases[3]; skipped.Skipped == nil || skipped.Skipped.Message != "v1 ConfigMap is not an almanac kind" {
+		t.Errorf("skipped case: %+v", skipped)
+	}
+}
+
+func TestValidateCommandShowDefaulted(t *testing.T) {
+	stdout, stderr, code := runCommand(t, validSchedule, "-f", "-", "--show-defaulted", nowFlag)
+	if code != ExitAdmitted {
+		t.Errorf("exit status %d", code)
+	}
+	want := `---
+# -:0
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata:
+  name: ok
+  namespace: prod
+spec:
+  endDayOfWeek: Monday
+  endTime: "08:00"
+  minReplicas: 2
+  scaleTargetRef:
+    apiVersion: autoscaling.almanac.dev/v1alpha1
+    kind: ScheduledPodAutoscaler
+    name: web
+  startDayOfWeek: Friday
+  startTime: "18:00"
+  timeZone: Asia/Tokyo
+  type: Weekly
+`
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stderr, "-:0: Schedule prod/ok: admitted") {
+		t.Errorf("the report is not on stderr:\n%s", stderr)
+	}
+}

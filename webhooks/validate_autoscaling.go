@@ -1,0 +1,353 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+)
+
+var specPath = field.NewPath("spec")
+
+// maxOverlapReports bounds the overlaps reported for one Schedule, as errors or warnings.
+const maxOverlapReports = 3
+
+// ValidateSchedule checks what the schema cannot: the time zone, the times, days and cron
+// schedule by the time semantics, a OneShot window in the past, and overlaps with the other
+// Schedules of the same autoscaler (an error under overlapPolicy Forbid, a warning under Max).
+// It warns about wall-clock times in a DST gap or repeat, legacy zone names and a missing
+// autoscaler. old is nil on create.
+//
+// Ratcheting: on update, when none of the fields that define the windows (type, times, days,
+// schedule, duration, timeZone, scaleTargetRef) changed, every problem is a warning, so that
+// labels, finalizers, suspend and replicas of an aged Schedule can always be changed.
+func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule, env Env) (field.ErrorList, []string, error) {
+	if s.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
+	v := &verdict{ratchet: ratchet}
+
+	window, ferrs := scheduleTiming(&s.Spec).Compile()
+	for _, fe := range ferrs {
+		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
+	}
+	if window == nil {
+		return v.result()
+	}
+	if w := window.Zone().Warning; w != "" {
+		v.warn("spec.timeZone: " + w)
+	}
+	if window.Stale(env.Now) {
+		iv, _ := oneShotInterval(window)
+		v.failOrWarn(field.Invalid(specPath.Child("endTime"), s.Spec.EndTime, fmt.Sprintf(
+			"the window ended at %s, which is not after now (%s): a OneShot Schedule in the past would never be active; "+
+				"set startTime and endTime to a future window, or delete the Schedule", instantText(iv.End, window.Zone()), env.Now.UTC().Format(utcLayout))),
+			fmt.Sprintf("spec.endTime: the OneShot window ended at %s: this Schedule will never be active again; delete it when it is no longer needed",
+				instantText(iv.End, window.Zone())))
+		return v.result()
+	}
+	for _, note := range window.DSTNotes(env.Now) {
+		v.warn("spec." + note.Field + ": " + note.Message)
+	}
+	if env.Objects == nil {
+		return v.result()
+	}
+
+	target := s.Spec.ScaleTargetRef.Name
+	spa, err := env.Objects.ScheduledPodAutoscaler(ctx, s.Namespace, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if spa == nil {
+		v.warn(fmt.Sprintf("spec.scaleTargetRef.name: ScheduledPodAutoscaler %q does not exist in namespace %q: this Schedule changes nothing until it is created",
+			target, s.Namespace))
+	}
+	siblings, err := env.Objects.Schedules(ctx, s.Namespace, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	forbid := spa != nil && spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid
+	overlaps := findOverlaps(s.Name, window, siblings, env.Now)
+	for i, o := range overlaps {
+		if i == maxOverlapReports {
+			more := fmt.Sprintf("spec: %d more Schedules of ScheduledPodAutoscaler %q overlap this one", len(overlaps)-i, target)
+			if forbid && !ratchet {
+				v.fail(field.Forbidden(specPath, more[len("spec: "):]))
+			} else {
+				v.warn(more)
+			}
+			break
+		}
+		when := intervalText(o.interval, window.Zone())
+		if forbid {
+			v.failOrWarn(field.Forbidden(specPath, fmt.Sprintf(
+				"the windows overlap those of Schedule %q, and ScheduledPodAutoscaler %q has overlapPolicy Forbid: both are active from %s; "+
+					"move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max",
+				o.name, target, when)),
+				fmt.Sprintf("spec: the windows overlap those of Schedule %q (overlapPolicy Forbid) from %s", o.name, when))
+			continue
+		}
+		v.warn(fmt.Sprintf("spec: the windows overlap those of Schedule %q from %s; while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)",
+			o.name, when))
+	}
+	return v.result()
+}
+
+// ValidateScheduledPodAutoscaler checks the baseline HorizontalPodAutoscaler spec for what
+// the autoscaling/v2 API would refuse when almanac writes the HorizontalPodAutoscaler, and
+// warns when it switches to overlapPolicy Forbid while its Schedules already overlap.
+func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1alpha1.ScheduledPodAutoscaler, env Env) (field.ErrorList, []string, error) {
+	if spa.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	v := &verdict{}
+	hpaPath := specPath.Child("horizontalPodAutoscalerSpec")
+	hpa := &spa.Spec.HorizontalPodAutoscalerSpec
+	ref := hpa.ScaleTargetRef
+	if ref.APIVersion == "" {
+		v.fail(field.Required(hpaPath.Child("scaleTargetRef", "apiVersion"), fmt.Sprintf(
+			"the HorizontalPodAutoscaler needs the API version of kind %q to find its scale subresource, e.g. \"apps/v1\" "+
+				"(it is filled in only for Deployment, StatefulSet and ReplicaSet)", ref.Kind)))
+	}
+	if hpa.MinReplicas != nil && *hpa.MinReplicas < 1 {
+		v.fail(field.Invalid(hpaPath.Child("minReplicas"), *hpa.MinReplicas, "must be at least 1: an autoscaled workload keeps at least one replica"))
+	}
+	if hpa.MaxReplicas < 1 {
+		v.fail(field.Invalid(hpaPath.Child("maxReplicas"), hpa.MaxReplicas, "must be at least 1"))
+	}
+	for i := range hpa.Metrics {
+		validateMetric(v, hpaPath.Child("metrics").Index(i), &hpa.Metrics[i])
+	}
+
+	becomesForbid := spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid &&
+		(old == nil || old.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid)
+	if becomesForbid && env.Objects != nil {
+		schedules, err := env.Objects.Schedules(ctx, spa.Namespace, spa.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a, b, iv, zone, ok := firstOverlapAmong(schedules, env.Now); ok {
+			v.warn(fmt.Sprintf("spec.overlapPolicy: Schedules %q and %q already overlap (both are active from %s); Forbid applies to Schedules created or changed from now on, "+
+				"so change one of them to remove the overlap", a, b, intervalText(iv, zone)))
+		}
+	}
+	return v.result()
+}
+
+// validateMetric checks that a metric has the source its type names and a target that fits.
+func validateMetric(v *verdict, p *field.Path, m *autoscalingv2.MetricSpec) {
+	var (
+		target      *autoscalingv2.MetricTarget
+		source      string
+		utilization bool // whether a Utilization target is allowed
+	)
+	switch m.Type {
+	case autoscalingv2.ResourceMetricSourceType:
+		if source = "resource"; m.Resource != nil {
+			target, utilization = &m.Resource.Target, true
+		}
+	case autoscalingv2.ContainerResourceMetricSourceType:
+		if source = "containerResource"; m.ContainerResource != nil {
+			target, utilization = &m.ContainerResource.Target, true
+		}
+	case autoscalingv2.PodsMetricSourceType:
+		if source = "pods"; m.Pods != nil {
+			target = &m.Pods.Target
+		}
+	case autoscalingv2.ObjectMetricSourceType:
+		if source = "object"; m.Object != nil {
+			target = &m.Object.Target
+		}
+	case autoscalingv2.ExternalMetricSourceType:
+		if source = "external"; m.External != nil {
+			target = &m.External.Target
+		}
+	default:
+		v.fail(field.NotSupported(p.Child("type"), m.Type, []autoscalingv2.MetricSourceType{
+			autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType, autoscalingv2.PodsMetricSourceType,
+			autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType,
+		}))
+		return
+	}
+	if target == nil {
+		v.fail(field.Required(p.Child(source), fmt.Sprintf("a metric of type %s describes its source in %s", m.Type, source)))
+		return
+	}
+	tp := p.Child(source, "target")
+	switch target.Type {
+	case autoscalingv2.UtilizationMetricType:
+		switch {
+		case !utilization:
+			v.fail(field.Invalid(tp.Child("type"), target.Type, fmt.Sprintf("a metric of type %s takes a target of type Value or AverageValue", m.Type)))
+		case target.AverageUtilization == nil || *target.AverageUtilization < 1:
+			v.fail(field.Required(tp.Child("averageUtilization"), "a Utilization target needs averageUtilization, a percentage of the Pods' requests of at least 1, e.g. 80"))
+		}
+	case autoscalingv2.AverageValueMetricType:
+		if target.AverageValue == nil {
+			v.fail(field.Required(tp.Child("averageValue"), "an AverageValue target needs averageValue, a quantity per Pod, e.g. \"500m\""))
+		}
+	case autoscalingv2.ValueMetricType:
+		if target.Value == nil {
+			v.fail(field.Required(tp.Child("value"), "a Value target needs value, a quantity, e.g. \"100\""))
+		}
+	default:
+		v.fail(field.NotSupported(tp.Child("type"), target.Type, []autoscalingv2.MetricTargetType{
+			autoscalingv2.UtilizationMetricType, autoscalingv2.AverageValueMetricType, autoscalingv2.ValueMetricType,
+		}))
+	}
+}
+
+// scheduleTiming is the part of a Schedule that the time engine reads.
+func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
+	return timing.Spec{
+		Type:           timing.Type(spec.Type),
+		StartTime:      spec.StartTime,
+		EndTime:        spec.EndTime,
+		StartDayOfWeek: spec.StartDayOfWeek,
+		EndDayOfWeek:   spec.EndDayOfWeek,
+		Schedule:       spec.Schedule,
+		Duration:       spec.Duration,
+		TimeZone:       spec.TimeZone,
+	}
+}
+
+// scheduleTimingEqual reports whether two Schedules have the same windows and target: then
+// an update cannot have made staleness or overlaps worse.
+func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
+	return scheduleTiming(a) == scheduleTiming(b) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
+}
+
+type overlap struct {
+	name     string
+	interval timing.Interval
+}
+
+// findOverlaps returns, sorted by name, the Schedules among siblings (other than self) whose
+// windows overlap w within timing.OverlapHorizon from now. Siblings that do not compile are
+// skipped: they are never active. Suspended siblings count, because unsuspending one is an
+// update that does not check overlaps again.
+func findOverlaps(self string, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, now time.Time) []overlap {
+	var out []overlap
+	for i := range siblings {
+		sib := &siblings[i]
+		if sib.Name == self || sib.DeletionTimestamp != nil {
+			continue
+		}
+		sw, errs := scheduleTiming(&sib.Spec).Compile()
+		if len(errs) > 0 {
+			continue
+		}
+		if iv, ok := timing.FirstOverlap(w, sw, now, timing.OverlapHorizon); ok {
+			out = append(out, overlap{name: sib.Name, interval: iv})
+		}
+	}
+	slices.SortFunc(out, func(a, b overlap) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// firstOverlapAmong returns the first pair of schedules (by name) that overlap.
+func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool) {
+	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
+	windows := make([]*timing.Window, len(schedules))
+	for i := range schedules {
+		windows[i], _ = scheduleTiming(&schedules[i].Spec).Compile()
+	}
+	for i := range schedules {
+		for j := i + 1; j < len(schedules); j++ {
+			if windows[i] == nil || windows[j] == nil {
+				continue
+			}
+			if iv, ok := timing.FirstOverlap(windows[i], windows[j], now, timing.OverlapHorizon); ok {
+				return schedules[i].Name, schedules[j].Name, iv, windows[i].Zone(), true
+			}
+		}
+	}
+	return "", "", timing.Interval{}, timing.Zone{}, false
+}
+
+// oneShotInterval is the interval of a OneShot window, past or not.
+func oneShotInterval(w *timing.Window) (timing.Interval, bool) {
+	ivs := w.Intervals(time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	if len(ivs) == 0 {
+		return timing.Interval{}, false
+	}
+	return ivs[0], true
+}
+
+const (
+	localLayout = "2006-01-02 15:04"
+	utcLayout   = "2006-01-02 15:04 UTC"
+)
+
+// instantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
+// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC.
+func instantText(t time.Time, zone timing.Zone) string {
+	if zone.Name == timing.DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utcLayout)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(localLayout), zone.Name, t.UTC().Format(utcLayout))
+}
+
+// intervalText writes an interval in local time and in UTC, the end's date only when it
+// differs from the start's: "2027-03-01 09:00 to 10:00 Asia/Tokyo (2027-03-01 00:00 to 01:00
+// UTC)".
+func intervalText(iv timing.Interval, zone timing.Zone) string {
+	span := func(loc *time.Location) string {
+		s, e := iv.Start.In(loc), iv.End.In(loc)
+		end := e.Format(localLayout)
+		if s.Format(time.DateOnly) == e.Format(time.DateOnly) {
+			end = e.Format("15:04")
+		}
+		return s.Format(localLayout) + " to " + end
+	}
+	if zone.Name == timing.DefaultZone || zone.Location == nil {
+		return span(time.UTC) + " UTC"
+	}
+	return fmt.Sprintf("%s %s (%s UTC)", span(zone.Location), zone.Name, span(time.UTC))
+}
+
+// verdict collects the errors and warnings of one object. With ratchet set, errors passed to
+// failOrWarn become their warning instead.
+type verdict struct {
+	errs     field.ErrorList
+	warnings []string
+	ratchet  bool
+}
+
+func (v *verdict) fail(err *field.Error) { v.errs = append(v.errs, err) }
+
+func (v *verdict) warn(w string) {
+	if !slices.Contains(v.warnings, w) {
+		v.warnings = append(v.warnings, w)
+	}
+}
+
+// failOrWarn records err, or, when the object's timing did not change in an update, the
+// warning instead.
+func (v *verdict) failOrWarn(err *field.Error, warning string) {
+	if v.ratchet {
+		v.warn(warning)
+		return
+	}
+	v.fail(err)
+}
+
+// result returns the verdict. When ratcheting, the remaining errors (in fields that did not
+// change) are turned into warnings too.
+func (v *verdict) result() (field.ErrorList, []string, error) {
+	if v.ratchet {
+		for _, e := range v.errs {
+			v.warn(e.Error() + " (admitted because this field did not change)")
+		}
+		return nil, v.warnings, nil
+	}
+	return v.errs, v.warnings, nil
+}

@@ -1,0 +1,260 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+// maxTriggerChain bounds how far ValidateEventJob follows EventJob → EventJob triggers.
+const maxTriggerChain = 100
+
+// ValidateScheduledJob checks the time zone, at (a valid wall time whose starting deadline
+// has not passed) and the cron schedule (parsable, fires, no @every or TZ=), and that the
+// name leaves room for the Jobs' names. It warns about DST gaps and repeats, legacy zone names
+// and an at in the past that is still within its deadline. old is nil on create.
+//
+// Ratcheting: on update, when at, schedule, timeZone and startingDeadlineSeconds did not
+// change, their problems (a one-shot whose deadline has passed) are warnings.
+func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob, env Env) (field.ErrorList, []string, error) {
+	if sj.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	spec := &sj.Spec
+	v := &verdict{ratchet: old != nil && jobTimingEqual(&old.Spec, spec)}
+
+	zone, zoneOK := validateZone(v, specPath.Child("timeZone"), spec.TimeZone)
+	if spec.At != "" && zoneOK {
+		validateAt(v, spec, zone, env.Now)
+	}
+	if spec.Schedule != "" {
+		p := specPath.Child("schedule")
+		cron, err := timing.ParseCron(spec.Schedule)
+		switch {
+		case looksLikeDateTime(spec.Schedule):
+			detail := "schedule takes a cron schedule; to run the Job once, write the time in at (yyyy-MM-ddTHH:mm, a wall time in timeZone)"
+			if _, perr := timing.ParseLocalDateTime(spec.Schedule, nil); perr != nil {
+				detail = perr.Error() + "; " + detail
+			}
+			v.fail(field.Invalid(p, spec.Schedule, detail))
+		case err != nil:
+			v.fail(field.Invalid(p, spec.Schedule, err.Error()))
+		case zoneOK:
+			for _, note := range cron.DSTNotes(zone, env.Now) {
+				v.warn("spec.schedule: " + note.Message)
+			}
+		}
+	}
+	errs, warnings, _ := v.result()
+	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
+	var oldTemplate *corev1.PodTemplateSpec
+	if old != nil {
+		oldTemplate = &old.Spec.JobTemplate.Spec.Template
+	}
+	errs = append(errs, validateRestartPolicy(&spec.JobTemplate.Spec.Template, oldTemplate)...)
+	return errs, warnings, nil
+}
+
+// validateAt checks a one-shot ScheduledJob's at.
+func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, zone timing.Zone, now time.Time) {
+	p := specPath.Child("at")
+	at, err := timing.ParseLocalDateTime(spec.At, zone.Location)
+	if err != nil {
+		v.fail(field.Invalid(p, spec.At, err.Error()))
+		return
+	}
+	due := at.In(zone.Location)
+	deadlineSeconds := ptr.Deref(spec.StartingDeadlineSeconds, batchv1alpha1.DefaultStartingDeadlineSeconds)
+	deadline := due.Add(time.Duration(deadlineSeconds) * time.Second)
+	switch {
+	case !deadline.After(now):
+		example := now.In(zone.Location).Add(time.Hour).Truncate(time.Hour).Format("2006-01-02T15:04")
+		v.failOrWarn(field.Invalid(p, spec.At, fmt.Sprintf(
+			"the run was due at %s and its starting deadline (startingDeadlineSeconds: %d) passed at %s, before now (%s), so the Job would never run: "+
+				"set at to a future wall time in %s, e.g. %q",
+			instantText(due, zone), deadlineSeconds, instantText(deadline, zone), now.UTC().Format(utcLayout), zone.Name, example)),
+			fmt.Sprintf("spec.at: the run was due at %s and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
+				instantText(due, zone)))
+		return
+	case !due.After(now):
+		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", instantText(due, zone), deadlineSeconds))
+	}
+	if note, ok := at.DSTNote(zone, "at", "the Job runs"); ok {
+		v.warn("spec.at: " + note.Message)
+	}
+}
+
+// ValidateEventJob checks that the name leaves room for the Jobs' names and that the trigger
+// does not close a cycle of EventJobs (A triggers on B, B on A), and warns when the trigger's
+// object does not exist. old is nil on create.
+func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env Env) (field.ErrorList, []string, error) {
+	if ej.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	var (
+		errs     field.ErrorList
+		warnings []string
+	)
+	trigger := ej.Spec.Trigger
+	triggerChanged := old == nil || old.Spec.Trigger != trigger
+	namePath := specPath.Child("trigger", "name")
+	if trigger.Kind == batchv1alpha1.TriggerKindEventJob && trigger.Name == ej.Name && triggerChanged {
+		errs = append(errs, field.Invalid(namePath, trigger.Name,
+			"an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; trigger on the Job, CronJob, ScheduledJob or EventJob that should start it"))
+	}
+	if env.Objects != nil && len(errs) == 0 {
+		gv, _ := schema.ParseGroupVersion(trigger.APIVersion)
+		exists, err := env.Objects.Exists(ctx, gv.WithKind(string(trigger.Kind)), ej.Namespace, trigger.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !exists {
+			warnings = append(warnings, fmt.Sprintf("spec.trigger.name: %s %q does not exist in namespace %q: the EventJob starts no Job until it exists and %s",
+				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
+		}
+		if trigger.Kind == batchv1alpha1.TriggerKindEventJob && triggerChanged {
+			cycle, err := triggerCycle(ctx, env.Objects, ej)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cycle != nil {
+				errs = append(errs, field.Invalid(namePath, trigger.Name, fmt.Sprintf(
+					"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
+					cycleText(cycle))))
+			}
+		}
+	}
+	errs = append(errs, validateJobOwner(ej.Name, "EventJob", "derived from the upstream Job's UID", old == nil, &warnings)...)
+	var oldTemplate *corev1.PodTemplateSpec
+	if old != nil {
+		oldTemplate = &old.Spec.JobTemplate.Spec.Template
+	}
+	errs = append(errs, validateRestartPolicy(&ej.Spec.JobTemplate.Spec.Template, oldTemplate)...)
+	return errs, warnings, nil
+}
+
+func triggerRuns(kind batchv1alpha1.TriggerKind) string {
+	if kind == batchv1alpha1.TriggerKindJob {
+		return "reaches the trigger condition"
+	}
+	return "one of its Jobs reaches the trigger condition"
+}
+
+// triggerCycle follows the EventJob → EventJob triggers from ej and returns the names along
+// the cycle, starting and ending with ej's name, or nil when the chain ends elsewhere.
+func triggerCycle(ctx context.Context, objects Lookup, ej *batchv1alpha1.EventJob) ([]string, error) {
+	path := []string{ej.Name}
+	seen := map[string]bool{ej.Name: true}
+	next := ej.Spec.Trigger.Name
+	for range maxTriggerChain {
+		path = append(path, next)
+		if next == ej.Name {
+			return path, nil
+		}
+		if seen[next] {
+			return nil, nil // a cycle further up the chain, which ej does not close
+		}
+		seen[next] = true
+		up, err := objects.EventJob(ctx, ej.Namespace, next)
+		if err != nil {
+			return nil, err
+		}
+		if up == nil || up.DeletionTimestamp != nil || up.Spec.Trigger.Kind != batchv1alpha1.TriggerKindEventJob {
+			return nil, nil
+		}
+		next = up.Spec.Trigger.Name
+	}
+	return nil, nil
+}
+
+// cycleText writes a cycle as `EventJob "a" triggers on EventJob "b", which triggers on
+// EventJob "a"`.
+func cycleText(cycle []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "EventJob %q triggers on EventJob %q", cycle[0], cycle[1])
+	for _, name := range cycle[2:] {
+		fmt.Fprintf(&b, ", which triggers on EventJob %q", name)
+	}
+	return b.String()
+}
+
+// validateJobOwner checks, on create, that the name of a ScheduledJob or EventJob leaves room
+// for its Jobs' names: "<name>-<suffix>" must fit the 63-character job-name label. On update
+// (the name cannot change) a name that is too long is a warning.
+func validateJobOwner(name, kind, suffix string, create bool, warnings *[]string) field.ErrorList {
+	if len(name) <= jobs.MaxOwnerNameLength {
+		return nil
+	}
+	over := len(name) - jobs.MaxOwnerNameLength
+	detail := fmt.Sprintf("%d characters, but %s name may have at most %d: its Jobs are named \"<name>-<suffix>\" with a suffix of up to 10 characters (%s), "+
+		"and a Job's name must fit the %d-character job-name label of its Pods; shorten the name by %s",
+		len(name), withArticle(kind+"'s"), jobs.MaxOwnerNameLength, suffix, jobs.MaxJobNameLength, plural(over, "character"))
+	if !create {
+		*warnings = append(*warnings, "metadata.name: "+detail+" (recreate it under a shorter name)")
+		return nil
+	}
+	return field.ErrorList{&field.Error{Type: field.ErrorTypeTooLong, Field: "metadata.name", BadValue: name, Detail: detail}}
+}
+
+func withArticle(noun string) string {
+	if strings.ContainsRune("AEIOU", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// validateRestartPolicy rejects a Job template whose Pods would restart forever: the Job API
+// takes only OnFailure and Never, and would refuse the Job when almanac creates it, long after
+// admission. A policy unchanged by an update is not checked again.
+func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
+	policy := t.Spec.RestartPolicy
+	if policy == corev1.RestartPolicyOnFailure || policy == corev1.RestartPolicyNever || (old != nil && old.Spec.RestartPolicy == policy) {
+		return nil
+	}
+	p := specPath.Child("jobTemplate", "spec", "template", "spec", "restartPolicy")
+	const why = "a Job's Pods restart OnFailure or Never (the Job API refuses other values when almanac creates the Job)"
+	if policy == "" {
+		return field.ErrorList{field.Required(p, why+`: set restartPolicy: OnFailure or Never`)}
+	}
+	return field.ErrorList{&field.Error{Type: field.ErrorTypeNotSupported, Field: p.String(), BadValue: string(policy),
+		Detail: `supported values: "OnFailure", "Never": ` + why}}
+}
+
+// validateZone checks a time zone and warns about legacy names.
+func validateZone(v *verdict, p *field.Path, tz string) (timing.Zone, bool) {
+	if tz == "" {
+		tz = timing.DefaultZone
+	}
+	zone, err := timing.NormalizeZone(tz)
+	if err != nil {
+		v.fail(field.Invalid(p, tz, err.Error()))
+		return timing.Zone{}, false
+	}
+	if zone.Warning != "" {
+		v.warn(p.String() + ": " + zone.Warning)
+	}
+	return zone, true
+}
+
+// jobTimingEqual reports whether two ScheduledJobs run at the same times.
+func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
+	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone &&
+		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds)
+}
