@@ -1,0 +1,166 @@
+package preview
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/almanac-dev/almanac/api/timing"
+)
+
+// wallFormat shows an instant as a reader of one zone sees it, with the zone's abbreviation,
+// which tells daylight saving time apart (EST/EDT, CET/CEST).
+const wallFormat = "Mon 2006-01-02 15:04 MST"
+
+// WriteText writes a readable timeline: per autoscaler, its Schedules and one line per
+// stretch of constant bounds, with the start in UTC and in each zone its Schedules use; per
+// ScheduledJob, its runs.
+func WriteText(w io.Writer, r Report) error {
+	p := &printer{w: w}
+	p.printf("Preview from %s to %s\n", r.Range.From.Format(wallFormat), r.Range.To.Format(wallFormat))
+	if len(r.Autoscalers) == 0 && len(r.Jobs) == 0 {
+		p.printf("\nNo ScheduledPodAutoscaler or ScheduledJob in the input.\n")
+	}
+	for _, a := range r.Autoscalers {
+		p.autoscaler(a, r.Range)
+	}
+	for _, j := range r.Jobs {
+		p.job(j)
+	}
+	return p.err
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func (p *printer) autoscaler(a Autoscaler, rng Range) {
+	p.printf("\nScheduledPodAutoscaler %s/%s: baseline minReplicas %d, maxReplicas %d", a.Namespace, a.Name, a.Baseline.Min, a.Baseline.Max)
+	if a.Suspended {
+		p.printf(" (suspended: Schedules are ignored)")
+	}
+	p.printf("\n")
+	if len(a.Schedules) == 0 {
+		p.printf("  No Schedules.\n")
+	} else {
+		tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  SCHEDULE\tWINDOW\tTIME ZONE\tMIN\tMAX")
+		for _, s := range a.Schedules {
+			name := s.Name
+			if s.Suspended {
+				name += " (suspended)"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", name, describe(s.Spec), s.Spec.TimeZone, bound(s.Min), bound(s.Max))
+		}
+		p.flush(tw)
+	}
+
+	zones := zonesOf(a)
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	header := []string{"  FROM (UTC)"}
+	for _, z := range zones {
+		header = append(header, "FROM ("+z.String()+")")
+	}
+	fmt.Fprintln(tw, strings.Join(append(header, "MIN", "MAX", "ACTIVE SCHEDULES"), "\t"))
+	for _, s := range a.Segments {
+		row := []string{"  " + s.Start.UTC().Format(wallFormat)}
+		for _, z := range zones {
+			row = append(row, s.Start.In(z).Format(wallFormat))
+		}
+		active := "-"
+		if len(s.Active) > 0 {
+			active = strings.Join(s.Active, ", ")
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, fmt.Sprint(s.Bounds.Min), fmt.Sprint(s.Bounds.Max), active), "\t"))
+	}
+	row := []string{"  " + rng.To.UTC().Format(wallFormat)}
+	for _, z := range zones {
+		row = append(row, rng.To.In(z).Format(wallFormat))
+	}
+	fmt.Fprintln(tw, strings.Join(append(row, "", "", "(end of preview)"), "\t"))
+	p.printf("\n")
+	p.flush(tw)
+}
+
+func (p *printer) job(j Job) {
+	p.printf("\nScheduledJob %s/%s: %s in %s", j.Namespace, j.Name, j.What, j.Zone.Name)
+	if j.Suspended {
+		p.printf(" (suspended: nothing runs)")
+	}
+	p.printf("\n")
+	if len(j.Runs) == 0 {
+		p.printf("  No runs in this range.\n")
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	if j.Zone.Name == timing.DefaultZone {
+		fmt.Fprintln(tw, "  RUN (UTC)")
+	} else {
+		fmt.Fprintf(tw, "  RUN (UTC)\tRUN (%s)\n", j.Zone.Name)
+	}
+	for _, t := range j.Runs {
+		if j.Zone.Name == timing.DefaultZone {
+			fmt.Fprintf(tw, "  %s\n", t.UTC().Format(wallFormat))
+		} else {
+			fmt.Fprintf(tw, "  %s\t%s\n", t.UTC().Format(wallFormat), t.In(j.Zone.Location).Format(wallFormat))
+		}
+	}
+	p.flush(tw)
+}
+
+func (p *printer) flush(tw *tabwriter.Writer) {
+	if err := tw.Flush(); err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// zonesOf returns the zones of the autoscaler's Schedules other than UTC, sorted by name.
+func zonesOf(a Autoscaler) []*time.Location {
+	var names []string
+	locs := map[string]*time.Location{}
+	for _, s := range a.Schedules {
+		z, err := timing.NormalizeZone(s.Spec.TimeZone)
+		if err != nil || z.Name == timing.DefaultZone || locs[z.Name] != nil {
+			continue
+		}
+		names = append(names, z.Name)
+		locs[z.Name] = z.Location
+	}
+	slices.Sort(names)
+	out := make([]*time.Location, 0, len(names))
+	for _, n := range names {
+		out = append(out, locs[n])
+	}
+	return out
+}
+
+// describe says when a window is open, in the words of its spec.
+func describe(s timing.Spec) string {
+	switch s.Type {
+	case timing.TypeDaily:
+		return fmt.Sprintf("Daily %s-%s", s.StartTime, s.EndTime)
+	case timing.TypeWeekly:
+		return fmt.Sprintf("Weekly %s %s - %s %s", s.StartDayOfWeek, s.StartTime, s.EndDayOfWeek, s.EndTime)
+	case timing.TypeOneShot:
+		return fmt.Sprintf("OneShot %s - %s", s.StartTime, s.EndTime)
+	default:
+		return fmt.Sprintf("Cron %q for %s", s.Schedule, s.Duration)
+	}
+}
+
+func bound(v *int32) string {
+	if v == nil {
+		return "baseline"
+	}
+	return fmt.Sprint(*v)
+}

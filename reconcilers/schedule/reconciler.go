@@ -1,0 +1,195 @@
+// Package schedule reconciles Schedules.
+//
+// It owns each Schedule's status — phase (Active, Inactive, Completed), nextStartTime,
+// nextEndTime and the Valid condition — and keeps it true at the Schedule's own window
+// boundaries by asking to be called again exactly then (RequeueAfter). It watches Schedules
+// only, and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
+// ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
+// change of a Schedule enqueues its autoscaler there.
+package schedule
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/metrics"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+)
+
+// Reconciler keeps a Schedule's status true at its window boundaries.
+type Reconciler struct {
+	Client client.Client
+	// Clock is the only source of "now".
+	Clock clock.PassiveClock
+	// Recorder reports a Schedule that cannot be evaluated.
+	Recorder recorder.EventRecorder
+	// MaxConcurrentReconciles: zero means 4.
+	MaxConcurrentReconciles int
+}
+
+// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-schedule")}
+}
+
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules/status,verbs=get;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile writes the Schedule's status for now and asks to be called again at its next
+// boundary.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	s := &autoscalingv1alpha1.Schedule{}
+	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !s.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock.Now()
+	st, next := Status(s, now)
+	if err := r.writeStatus(ctx, s, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	if next.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: next.Sub(r.Clock.Now())}, nil
+}
+
+// Status returns the status of s at now and the instant at which it next changes (zero if
+// it never does). It is a pure function of the Schedule and now.
+func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1.ScheduleStatus, time.Time) {
+	st := *s.Status.DeepCopy()
+	st.ObservedGeneration = s.Generation
+	st.NextStartTime, st.NextEndTime = nil, nil
+
+	w, err := scheduledpodautoscaler.CompileSchedule(s)
+	if err != nil {
+		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
+		setCondition(&st.Conditions, invalidCondition(err), s.Generation, now)
+		return st, time.Time{}
+	}
+	setCondition(&st.Conditions, validCondition(), s.Generation, now)
+
+	iv, ok := w.NextInterval(now)
+	switch {
+	case !ok:
+		st.Phase = autoscalingv1alpha1.SchedulePhaseCompleted
+		return st, time.Time{}
+	case s.Spec.Suspend:
+		// A suspended Schedule changes nothing, so it announces no window; resuming it is
+		// a spec change, which reconciles it again.
+		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
+		return st, time.Time{}
+	case iv.Contains(now):
+		st.Phase = autoscalingv1alpha1.SchedulePhaseActive
+	default:
+		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
+	}
+	st.NextStartTime = ptr.To(metav1.NewTime(iv.Start.UTC()))
+	st.NextEndTime = ptr.To(metav1.NewTime(iv.End.UTC()))
+	next, _ := w.NextBoundary(now)
+	return st, next
+}
+
+// writeStatus writes the status if it changed and then, once it is recorded, reports a newly
+// invalid Schedule.
+func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
+	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
+	invalid := valid != nil && valid.Status == metav1.ConditionFalse
+	if invalid {
+		metrics.EvaluationErrors.WithLabelValues("Schedule").Inc()
+	}
+	if equality.Semantic.DeepEqual(s.Status, st) {
+		return nil
+	}
+	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
+	if err := applyStatus(ctx, r.Client, s, st); err != nil {
+		return fmt.Errorf("failed to update the status of Schedule %s: %w", klog.KObj(s), err)
+	}
+	if invalid && (old == nil || old.Message != valid.Message) {
+		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, valid.Reason, "Evaluate", "%s", valid.Message)
+	}
+	return nil
+}
+
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now time.Time) {
+	c.ObservedGeneration = generation
+	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
+	meta.SetStatusCondition(conds, c)
+}
+
+func validCondition() metav1.Condition {
+	return metav1.Condition{
+		Type:    autoscalingv1alpha1.ConditionValid,
+		Status:  metav1.ConditionTrue,
+		Reason:  autoscalingv1alpha1.ReasonValid,
+		Message: "The Schedule's window could be evaluated",
+	}
+}
+
+func invalidCondition(err error) metav1.Condition {
+	return metav1.Condition{
+		Type:   autoscalingv1alpha1.ConditionValid,
+		Status: metav1.ConditionFalse,
+		Reason: autoscalingv1alpha1.ReasonInvalidSchedule,
+		Message: fmt.Sprintf("The Schedule cannot be evaluated and its autoscaler skips it: %v. "+
+			"Fix the fields named and re-apply (admission normally refuses such a Schedule)", err),
+	}
+}
+
+// SetupWithManager registers the controller with mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	workers := r.MaxConcurrentReconciles
+	if workers == 0 {
+		workers = 4
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Named("schedule").
+		Complete(r)
+}
+
+// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
+// from a cached object, it cannot leave a field at a value this reconciler did not choose,
+// and fields it no longer sets are removed.
+func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
+	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("Schedule"))
+	u.SetNamespace(obj.Namespace)
+	u.SetName(obj.Name)
+	// The status is computed from the cached object; if that is stale, its carried-over
+	// fields (lastAppliedTransition, condition times) could be older than what is stored.
+	// The resourceVersion precondition turns that into a conflict, retried with a fresh
+	// cache, instead of a silent step back.
+	u.SetResourceVersion(obj.ResourceVersion)
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(scheduledpodautoscaler.FieldManager), client.ForceOwnership); err != nil {
+		return err
+	}
+	obj.Status = st
+	return nil
+}

@@ -1,0 +1,126 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+)
+
+func instant(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at.UTC()
+}
+
+func newSchedule(spec autoscalingv1alpha1.ScheduleSpec) *autoscalingv1alpha1.Schedule {
+	spec.ScaleTargetRef = autoscalingv1alpha1.ScaleTargetReference{Name: "web"}
+	return &autoscalingv1alpha1.Schedule{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "s", Generation: 3},
+		Spec:       spec,
+	}
+}
+
+// simulate follows the status from `from` to `to`, waking up exactly when Status says the
+// next change is due (as Reconcile's RequeueAfter does), and writing each status back as the
+// reconciler would.
+func simulate(t *testing.T, s *autoscalingv1alpha1.Schedule, from, to string) []string {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(instant(t, from))
+	end := instant(t, to)
+	var steps []string
+	for range 100 {
+		st, next := Status(s, clk.Now())
+		s.Status = st
+		steps = append(steps, fmt.Sprintf("%s %s %s %s", clk.Now().Format(time.RFC3339), st.Phase, utc(st.NextStartTime), utc(st.NextEndTime)))
+		if next.IsZero() || !next.Before(end) {
+			return steps
+		}
+		clk.SetTime(next)
+	}
+	t.Fatal("more than 100 wake-ups: polling")
+	return nil
+}
+
+func utc(t *metav1.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func TestOneShotPhases(t *testing.T) {
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeOneShot, StartTime: "2027-03-03T10:00", EndTime: "2027-03-03T18:30", TimeZone: "America/New_York",
+	})
+	want := []string{
+		"2027-03-01T00:00:00Z Inactive 2027-03-03T15:00:00Z 2027-03-03T23:30:00Z",
+		"2027-03-03T15:00:00Z Active 2027-03-03T15:00:00Z 2027-03-03T23:30:00Z",
+		"2027-03-03T23:30:00Z Completed - -",
+	}
+	if d := cmp.Diff(want, simulate(t, s, "2027-03-01T00:00:00Z", "2027-03-08T00:00:00Z")); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if s.Status.ObservedGeneration != 3 {
+		t.Errorf("observedGeneration = %d, want 3", s.Status.ObservedGeneration)
+	}
+	if c := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Valid condition = %+v, want True", c)
+	}
+}
+
+func TestWeeklyAcrossDST(t *testing.T) {
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00",
+		EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Europe/Berlin",
+	})
+	want := []string{
+		"2027-03-24T00:00:00Z Inactive 2027-03-26T17:00:00Z 2027-03-29T06:00:00Z",
+		"2027-03-26T17:00:00Z Active 2027-03-26T17:00:00Z 2027-03-29T06:00:00Z",
+		"2027-03-29T06:00:00Z Inactive 2027-04-02T16:00:00Z 2027-04-05T06:00:00Z",
+	}
+	if d := cmp.Diff(want, simulate(t, s, "2027-03-24T00:00:00Z", "2027-04-01T00:00:00Z")); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestSuspendedScheduleAnnouncesNothing(t *testing.T) {
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: "00:00", EndTime: "23:00"})
+	s.Spec.Suspend = true
+	st, next := Status(s, instant(t, "2027-03-01T12:00:00Z"))
+	if st.Phase != autoscalingv1alpha1.SchedulePhaseInactive || st.NextStartTime != nil || !next.IsZero() {
+		t.Errorf("got phase %s, nextStartTime %v, next %v; want Inactive, none, none", st.Phase, st.NextStartTime, next)
+	}
+}
+
+func TestInvalidSchedule(t *testing.T) {
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: "TZ=Europe/Paris 0 9 * * *", Duration: "1h"})
+	st, next := Status(s, instant(t, "2027-03-01T12:00:00Z"))
+	c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != autoscalingv1alpha1.ReasonInvalidSchedule || !strings.Contains(c.Message, "spec.schedule: ") {
+		t.Errorf("Valid condition = %+v, want False/InvalidSchedule naming spec.schedule", c)
+	}
+	if !next.IsZero() {
+		t.Errorf("next = %s, want none (an invalid Schedule has no boundaries)", next)
+	}
+}
+
+func TestConditionTimeKeptWhileUnchanged(t *testing.T) {
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: "09:00", EndTime: "17:00"})
+	first, _ := Status(s, instant(t, "2027-03-01T08:00:00Z"))
+	s.Status = first
+	second, _ := Status(s, instant(t, "2027-03-01T09:00:00Z"))
+	if got, want := second.Conditions[0].LastTransitionTime, first.Conditions[0].LastTransitionTime; !got.Equal(&want) {
+		t.Errorf("lastTransitionTime changed from %s to %s although Valid stayed True", want, got)
+	}
+}

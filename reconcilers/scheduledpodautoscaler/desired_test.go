@@ -1,0 +1,351 @@
+package scheduledpodautoscaler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+)
+
+const ns = "default"
+
+func autoscaler(minReplicas, maxReplicas int32) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				MinReplicas:    ptr.To(minReplicas),
+				MaxReplicas:    maxReplicas,
+			},
+		},
+	}
+}
+
+// schedule returns a Schedule of the autoscaler "web"; minReplicas or maxReplicas 0 means
+// omitted.
+func schedule(name string, minReplicas, maxReplicas int32, spec autoscalingv1alpha1.ScheduleSpec) autoscalingv1alpha1.Schedule {
+	spec.ScaleTargetRef = autoscalingv1alpha1.ScaleTargetReference{Name: "web"}
+	if minReplicas != 0 {
+		spec.MinReplicas = ptr.To(minReplicas)
+	}
+	if maxReplicas != 0 {
+		spec.MaxReplicas = ptr.To(maxReplicas)
+	}
+	return autoscalingv1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+}
+
+func daily(start, end, zone string) autoscalingv1alpha1.ScheduleSpec {
+	return autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: start, EndTime: end, TimeZone: zone}
+}
+
+func instant(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at.UTC()
+}
+
+// simulate runs the reconciler's decision loop with a fake clock from `from` until `to`: at
+// each wake-up it computes the desired state, records it, and sleeps for exactly the
+// RequeueAfter it would return. The steps are therefore also the list of every wake-up: a
+// reconciler that polled would show steps where nothing changed.
+func simulate(t *testing.T, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to string) []string {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(instant(t, from))
+	end := instant(t, to)
+	var steps []string
+	for i := 0; ; i++ {
+		if i > 1000 {
+			t.Fatal("more than 1000 wake-ups: the reconciler is polling")
+		}
+		d := Compute(spa, schedules, clk.Now())
+		steps = append(steps, fmt.Sprintf("%s %d-%d %v", clk.Now().UTC().Format(time.RFC3339), d.Bounds.Min, d.Bounds.Max, d.Active))
+		if d.Next.IsZero() || !d.Next.Before(end) {
+			return steps
+		}
+		if !d.Next.After(clk.Now()) {
+			t.Fatalf("at %s the next transition %s is not in the future", clk.Now(), d.Next)
+		}
+		clk.Step(d.Next.Sub(clk.Now()))
+	}
+}
+
+func diff(t *testing.T, want, got []string) {
+	t.Helper()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("steps (-want +got):\n%s", d)
+	}
+}
+
+func TestWeekDaily(t *testing.T) {
+	// 09:00–17:00 in Tokyo (UTC+9, no DST) is 00:00–08:00 UTC, every day.
+	s := schedule("office", 5, 20, daily("09:00", "17:00", "Asia/Tokyo"))
+	var want []string
+	for day := 1; day <= 7; day++ {
+		want = append(want,
+			fmt.Sprintf("2027-03-%02dT00:00:00Z 5-20 [office]", day),
+			fmt.Sprintf("2027-03-%02dT08:00:00Z 2-10 []", day))
+	}
+	diff(t, want, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T00:00:00Z"))
+}
+
+func TestWeekWeeklyAcrossEuropeanDST(t *testing.T) {
+	// Friday 18:00 to Monday 08:00 in Berlin. The weekend of 2027-03-27/28 switches from CET
+	// (UTC+1) to CEST (UTC+2): the window opens at 17:00Z and closes at 06:00Z.
+	s := schedule("weekend", 1, 4, autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00",
+		EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Europe/Berlin",
+	})
+	diff(t, []string{
+		"2027-03-22T00:00:00Z 1-4 [weekend]", // still the weekend of 19–22 March
+		"2027-03-22T07:00:00Z 2-10 []",
+		"2027-03-26T17:00:00Z 1-4 [weekend]",
+		"2027-03-29T06:00:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-22T00:00:00Z", "2027-03-29T12:00:00Z"))
+}
+
+func TestWeekOneShot(t *testing.T) {
+	// 10:00–18:30 New York time (EST, UTC-5) on Wednesday; afterwards nothing is due, so
+	// the reconciler does not wake up again.
+	s := schedule("launch", 15, 40, autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeOneShot, StartTime: "2027-03-03T10:00", EndTime: "2027-03-03T18:30", TimeZone: "America/New_York",
+	})
+	diff(t, []string{
+		"2027-03-01T00:00:00Z 2-10 []",
+		"2027-03-03T15:00:00Z 15-40 [launch]",
+		"2027-03-03T23:30:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T00:00:00Z"))
+}
+
+func TestWeekCronAcrossAmericanDST(t *testing.T) {
+	// 02:00 New York time for 2 hours. 2027-03-14 02:00 does not exist (clocks jump from
+	// 02:00 EST to 03:00 EDT): that day the window opens at the jump, 07:00Z, and still
+	// lasts 2 hours. Before: 07:00Z–09:00Z; after: 06:00Z–08:00Z.
+	s := schedule("nightly", 3, 0, autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: "0 2 * * *", Duration: "2h", TimeZone: "America/New_York",
+	})
+	want := []string{"2027-03-10T00:00:00Z 2-10 []"}
+	for _, w := range []struct {
+		day        int
+		start, end string
+	}{{10, "07", "09"}, {11, "07", "09"}, {12, "07", "09"}, {13, "07", "09"}, {14, "07", "09"}, {15, "06", "08"}, {16, "06", "08"}} {
+		want = append(want,
+			fmt.Sprintf("2027-03-%02dT%s:00:00Z 3-10 [nightly]", w.day, w.start),
+			fmt.Sprintf("2027-03-%02dT%s:00:00Z 2-10 []", w.day, w.end))
+	}
+	diff(t, want, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-10T00:00:00Z", "2027-03-17T00:00:00Z"))
+}
+
+func TestOverlaps(t *testing.T) {
+	schedules := []autoscalingv1alpha1.Schedule{
+		schedule("a-min-only", 5, 0, daily("08:00", "12:00", "UTC")),
+		schedule("b-max-only", 0, 20, daily("10:00", "14:00", "UTC")),
+		schedule("c-high-min", 15, 0, daily("11:00", "11:30", "UTC")),
+		schedule("e-low-max", 0, 1, daily("16:00", "17:00", "UTC")),
+		schedule("f-min", 15, 0, daily("18:00", "19:00", "UTC")),
+		schedule("g-max", 0, 12, daily("18:00", "19:00", "UTC")),
+	}
+	diff(t, []string{
+		"2027-03-01T00:00:00Z 2-10 []",
+		"2027-03-01T08:00:00Z 5-10 [a-min-only]",                        // omitted max: the baseline's 10
+		"2027-03-01T10:00:00Z 5-20 [a-min-only b-max-only]",             // max of min, max of max
+		"2027-03-01T11:00:00Z 15-20 [a-min-only b-max-only c-high-min]", // c's omitted max (10) loses to b's 20
+		"2027-03-01T11:30:00Z 5-20 [a-min-only b-max-only]",
+		"2027-03-01T12:00:00Z 2-20 [b-max-only]", // omitted min: the baseline's 2
+		"2027-03-01T14:00:00Z 2-10 []",
+		"2027-03-01T16:00:00Z 2-2 [e-low-max]", // max 1 < baseline min 2: max raised to 2
+		"2027-03-01T17:00:00Z 2-10 []",
+		"2027-03-01T18:00:00Z 15-15 [f-min g-max]", // min 15 > max 12: max raised to 15
+		"2027-03-01T19:00:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), schedules, "2027-03-01T00:00:00Z", "2027-03-02T00:00:00Z"))
+}
+
+func TestDSTDaysInTwoZones(t *testing.T) {
+	tests := []struct {
+		name     string
+		schedule autoscalingv1alpha1.Schedule
+		from, to string
+		want     []string
+	}{{
+		// 2027-03-14: New York skips 02:00–03:00. 02:30 resolves to 03:00 EDT (07:00Z).
+		name:     "New York spring forward, start in the gap",
+		schedule: schedule("s", 4, 0, daily("02:30", "03:30", "America/New_York")),
+		from:     "2027-03-13T00:00:00Z", to: "2027-03-16T00:00:00Z",
+		want: []string{
+			"2027-03-13T00:00:00Z 2-10 []",
+			"2027-03-13T07:30:00Z 4-10 [s]", "2027-03-13T08:30:00Z 2-10 []", // EST
+			"2027-03-14T07:00:00Z 4-10 [s]", "2027-03-14T07:30:00Z 2-10 []", // half an hour only
+			"2027-03-15T06:30:00Z 4-10 [s]", "2027-03-15T07:30:00Z 2-10 []", // EDT
+		},
+	}, {
+		// 2027-11-07: New York repeats 01:00–02:00. 01:30 is its first occurrence (EDT,
+		// 05:30Z); 02:30 happens once, in EST (07:30Z): that day the window lasts 2 hours.
+		name:     "New York fall back, start in the repeat",
+		schedule: schedule("s", 4, 0, daily("01:30", "02:30", "America/New_York")),
+		from:     "2027-11-06T00:00:00Z", to: "2027-11-09T00:00:00Z",
+		want: []string{
+			"2027-11-06T00:00:00Z 2-10 []",
+			"2027-11-06T05:30:00Z 4-10 [s]", "2027-11-06T06:30:00Z 2-10 []",
+			"2027-11-07T05:30:00Z 4-10 [s]", "2027-11-07T07:30:00Z 2-10 []",
+			"2027-11-08T06:30:00Z 4-10 [s]", "2027-11-08T07:30:00Z 2-10 []",
+		},
+	}, {
+		// 2027-03-28: Berlin skips 02:00–03:00 (01:00Z). 02:30 resolves to 03:00 CEST.
+		name:     "Berlin spring forward, start in the gap",
+		schedule: schedule("s", 4, 0, daily("02:30", "03:30", "Europe/Berlin")),
+		from:     "2027-03-27T00:00:00Z", to: "2027-03-30T00:00:00Z",
+		want: []string{
+			"2027-03-27T00:00:00Z 2-10 []",
+			"2027-03-27T01:30:00Z 4-10 [s]", "2027-03-27T02:30:00Z 2-10 []", // CET
+			"2027-03-28T01:00:00Z 4-10 [s]", "2027-03-28T01:30:00Z 2-10 []",
+			"2027-03-29T00:30:00Z 4-10 [s]", "2027-03-29T01:30:00Z 2-10 []", // CEST
+		},
+	}, {
+		// 2027-10-31: Berlin repeats 02:00–03:00. Both ends are in the repeat and resolve to
+		// their first occurrence (CEST).
+		name:     "Berlin fall back, both ends in the repeat",
+		schedule: schedule("s", 4, 0, daily("02:00", "02:30", "Europe/Berlin")),
+		from:     "2027-10-30T00:00:00Z", to: "2027-11-02T00:00:00Z",
+		want: []string{
+			"2027-10-30T00:00:00Z 4-10 [s]", "2027-10-30T00:30:00Z 2-10 []",
+			"2027-10-31T00:00:00Z 4-10 [s]", "2027-10-31T00:30:00Z 2-10 []",
+			"2027-11-01T01:00:00Z 4-10 [s]", "2027-11-01T01:30:00Z 2-10 []", // CET
+		},
+	}, {
+		// A window whose start and end both fall into the gap is empty that day.
+		name:     "New York, window inside the gap",
+		schedule: schedule("s", 4, 0, daily("02:10", "02:50", "America/New_York")),
+		from:     "2027-03-13T12:00:00Z", to: "2027-03-15T12:00:00Z",
+		want: []string{
+			"2027-03-13T12:00:00Z 2-10 []",
+			"2027-03-15T06:10:00Z 4-10 [s]", "2027-03-15T06:50:00Z 2-10 []",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			diff(t, tt.want, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{tt.schedule}, tt.from, tt.to))
+		})
+	}
+}
+
+func TestSuspend(t *testing.T) {
+	open := schedule("open", 5, 20, daily("00:00", "23:00", "UTC"))
+	now := instant(t, "2027-03-01T12:00:00Z")
+
+	t.Run("suspended autoscaler is held at the baseline and never wakes up", func(t *testing.T) {
+		spa := autoscaler(2, 10)
+		spa.Spec.Suspend = true
+		d := Compute(spa, []autoscalingv1alpha1.Schedule{open}, now)
+		want := Desired{Baseline: Baseline(spa), Bounds: Baseline(spa), Suspended: true}
+		if diff := cmp.Diff(want, d, cmpopts.IgnoreUnexported(Desired{})); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("suspended Schedule is ignored, and so are its boundaries", func(t *testing.T) {
+		s := open
+		s.Spec.Suspend = true
+		other := schedule("other", 3, 0, daily("13:00", "14:00", "UTC"))
+		d := Compute(autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s, other}, now)
+		if d.Bounds.Min != 2 || d.Bounds.Max != 10 || len(d.Active) != 0 {
+			t.Errorf("bounds %v active %v, want the baseline 2-10 and no active Schedule", d.Bounds, d.Active)
+		}
+		if want := instant(t, "2027-03-01T13:00:00Z"); !d.Next.Equal(want) {
+			t.Errorf("next transition %s, want %s (the suspended Schedule's end at 23:00 is not one)", d.Next, want)
+		}
+	})
+}
+
+func TestBrokenScheduleBesideGoodOnes(t *testing.T) {
+	schedules := []autoscalingv1alpha1.Schedule{
+		schedule("good", 5, 20, daily("09:00", "17:00", "UTC")),
+		schedule("bad-zone", 50, 100, daily("09:00", "17:00", "Mars/Olympus_Mons")),
+		schedule("bad-cron", 50, 100, autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: "@every 5m", Duration: "1h"}),
+		schedule("also-good", 0, 30, daily("10:00", "11:00", "UTC")),
+	}
+	d := Compute(autoscaler(2, 10), schedules, instant(t, "2027-03-01T10:30:00Z"))
+	if d.Bounds.Min != 5 || d.Bounds.Max != 30 {
+		t.Errorf("bounds %v, want 5-30 from the two valid Schedules", d.Bounds)
+	}
+	if diff := cmp.Diff([]string{"also-good", "good"}, d.Active); diff != "" {
+		t.Errorf("active (-want +got):\n%s", diff)
+	}
+	if want := instant(t, "2027-03-01T11:00:00Z"); !d.Next.Equal(want) {
+		t.Errorf("next %s, want %s", d.Next, want)
+	}
+	var names []string
+	for _, inv := range d.Invalid {
+		names = append(names, inv.Name)
+	}
+	if diff := cmp.Diff([]string{"bad-cron", "bad-zone"}, names); diff != "" {
+		t.Errorf("invalid (-want +got):\n%s", diff)
+	}
+	for _, inv := range d.Invalid {
+		field := map[string]string{"bad-zone": "spec.timeZone: ", "bad-cron": "spec.schedule: "}[inv.Name]
+		if !strings.HasPrefix(inv.Message, field) {
+			t.Errorf("message for %s = %q, want it to start with %q", inv.Name, inv.Message, field)
+		}
+	}
+	c := schedulesValidCondition(d)
+	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `Schedule "bad-zone" is skipped`) || !strings.Contains(c.Message, `Schedule "bad-cron" is skipped`) {
+		t.Errorf("SchedulesValid condition = %+v", c)
+	}
+}
+
+func TestSchedulesOfOtherAutoscalersAreIgnored(t *testing.T) {
+	other := schedule("other", 50, 100, daily("00:00", "23:00", "UTC"))
+	other.Spec.ScaleTargetRef.Name = "api"
+	elsewhere := schedule("elsewhere", 50, 100, daily("00:00", "23:00", "UTC"))
+	elsewhere.Namespace = "other"
+	d := Compute(autoscaler(2, 10), []autoscalingv1alpha1.Schedule{other, elsewhere}, instant(t, "2027-03-01T12:00:00Z"))
+	if d.Bounds != Baseline(autoscaler(2, 10)) || !d.Next.IsZero() {
+		t.Errorf("got %+v, want the baseline and no transition", d)
+	}
+}
+
+func TestBaselineDefaultsMinReplicasToOne(t *testing.T) {
+	spa := autoscaler(2, 10)
+	spa.Spec.HorizontalPodAutoscalerSpec.MinReplicas = nil
+	if b := Baseline(spa); b.Min != 1 || b.Max != 10 {
+		t.Errorf("Baseline = %+v, want 1-10", b)
+	}
+}
+
+func TestBoundarySince(t *testing.T) {
+	schedules := []autoscalingv1alpha1.Schedule{
+		schedule("a", 5, 0, daily("08:00", "12:00", "UTC")),
+		schedule("b", 3, 0, daily("09:00", "10:00", "UTC")), // changes the active set, not the bounds
+	}
+	spa := autoscaler(2, 10)
+	now := instant(t, "2027-03-01T09:30:00Z")
+	d := Compute(spa, schedules, now)
+	tests := []struct{ since, want string }{
+		{"2027-03-01T07:00:00Z", "2027-03-01T08:00:00Z"}, // the bounds changed at 08:00; b's start at 09:00 did not change them
+		{"2027-03-01T08:00:00Z", "2027-03-01T08:00:00Z"},
+		{"2027-03-01T08:30:00Z", "2027-03-01T08:30:00Z"}, // nothing changed after since
+	}
+	for _, tt := range tests {
+		if got := d.BoundarySince(instant(t, tt.since), now); !got.Equal(instant(t, tt.want)) {
+			t.Errorf("BoundarySince(%s) = %s, want %s", tt.since, got, tt.want)
+		}
+	}
+}
+
+func TestCompileScheduleNamesFieldPaths(t *testing.T) {
+	s := schedule("s", 1, 0, daily("25:00", "09:00", "utc"))
+	_, err := CompileSchedule(&s)
+	if err == nil || !strings.HasPrefix(err.Error(), "spec.startTime: ") {
+		t.Errorf("CompileSchedule error = %v, want one naming spec.startTime", err)
+	}
+}

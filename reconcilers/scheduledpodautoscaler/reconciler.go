@@ -1,0 +1,352 @@
+// Package scheduledpodautoscaler reconciles ScheduledPodAutoscalers.
+//
+// It owns the autoscaling/v2 HorizontalPodAutoscaler of the same name and namespace
+// (controller ownerReference), and of that object only the fields it applies under the
+// field manager "almanac": scaleTargetRef, minReplicas, maxReplicas, and the metrics and
+// behavior that the baseline spec sets. It owns the ScheduledPodAutoscaler's status.
+//
+// It watches ScheduledPodAutoscalers, HorizontalPodAutoscalers (mapped by name, so that a
+// conflicting HPA going away is noticed too) and Schedules (mapped through
+// spec.scaleTargetRef.name, found with the ScheduleTargetIndex field index). Schedules carry
+// no ownerReference: deleting an autoscaler leaves its Schedules alone.
+//
+// The bounds are a pure function of (spec, Schedules, now) computed by api/timing; the
+// reconciler wakes up exactly at the next window boundary (RequeueAfter) and writes only when
+// something differs, so between boundaries it writes nothing at all.
+package scheduledpodautoscaler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/metrics"
+)
+
+// Event reasons of this reconciler (besides the condition reasons of the API package).
+const (
+	// EventScheduleActivated: a Schedule's window opened.
+	EventScheduleActivated = "ScheduleActivated"
+	// EventScheduleEnded: a Schedule's window closed.
+	EventScheduleEnded = "ScheduleEnded"
+	// EventBoundsApplied: new bounds were written to the HorizontalPodAutoscaler.
+	EventBoundsApplied = autoscalingv1alpha1.ReasonBoundsApplied
+)
+
+// Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
+// Schedules call for now.
+type Reconciler struct {
+	// Client must read from the manager's cache, with IndexScheduleTarget registered
+	// (SetupWithManager does that).
+	Client client.Client
+	// Clock is the only source of "now".
+	Clock clock.PassiveClock
+	// Recorder emits events on transitions and problems.
+	Recorder recorder.EventRecorder
+	// MaxConcurrentReconciles bounds the number of autoscalers reconciled at once; many
+	// autoscalers often share a boundary (09:00), and each needs one or two API calls.
+	// Zero means 16.
+	MaxConcurrentReconciles int
+
+	// written holds, per autoscaler, the status this reconciler last wrote (ownStatus), so
+	// that it reads its own writes even when the cache has not caught up yet.
+	written sync.Map
+}
+
+// ownStatus is a status written by this reconciler: the object was at resourceVersion
+// before when it was read, and at after once the status was written.
+type ownStatus struct {
+	before, after string
+	status        autoscalingv1alpha1.ScheduledPodAutoscalerStatus
+}
+
+// readOwnWrites replaces a cached autoscaler that predates this reconciler's last status
+// write with what that write stored. Applying an HPA sends a watch event that reconciles the
+// autoscaler again, typically before the cache has seen the status written just before; the
+// stale status would otherwise be taken for the truth (a transition recorded twice, a
+// conflict on every boundary).
+func (r *Reconciler) readOwnWrites(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) {
+	key := client.ObjectKeyFromObject(spa)
+	v, ok := r.written.Load(key)
+	if !ok {
+		return
+	}
+	own, _ := v.(ownStatus)
+	if spa.ResourceVersion != own.before {
+		r.written.Delete(key) // the cache has caught up (or moved on)
+		return
+	}
+	spa.ResourceVersion = own.after
+	spa.Status = *own.status.DeepCopy()
+}
+
+// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-scheduledpodautoscaler")}
+}
+
+// The HPA's ownerReference sets blockOwnerDeletion, which clusters with the
+// OwnerReferencesPermissionEnforcement admission plugin allow only with update on the
+// owner's finalizers. Server-side apply of an HPA that does not exist yet creates it.
+//
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers/finalizers,verbs=update
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one autoscaler's HorizontalPodAutoscaler and status up to date and asks to
+// be called again at the next window boundary.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.ForgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
+			r.written.Delete(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	r.readOwnWrites(spa)
+	if !spa.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	schedules, err := ListSchedules(ctx, r.Client, spa.Namespace, spa.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	now := r.Clock.Now()
+	d := Compute(spa, schedules, now)
+
+	hs, err := r.applyHPA(ctx, spa, d)
+	if err := r.writeStatus(ctx, spa, d, hs, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err != nil {
+		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
+	}
+	if d.Next.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: d.Next.Sub(r.Clock.Now())}, nil
+}
+
+// applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.
+func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired) (hpaState, error) {
+	want, err := desiredHPA(spa, d.Bounds)
+	if err != nil {
+		return hpaState{applyErr: err}, err
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(spa), hpa); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return hpaState{applyErr: err}, err
+	case !metav1.IsControlledBy(hpa, spa):
+		return hpaState{conflict: true}, nil
+	case upToDate(hpa, want):
+		return hpaState{}, nil
+	}
+	if err := r.Client.Apply(ctx, want, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		err = fmt.Errorf("failed to apply HorizontalPodAutoscaler %s: %w", klog.KObj(spa), err)
+		return hpaState{applyErr: err}, err
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Applied HorizontalPodAutoscaler", "HorizontalPodAutoscaler", klog.KObj(spa),
+		"minReplicas", d.Bounds.Min, "maxReplicas", d.Bounds.Max, "active", d.Active)
+	return hpaState{appliedAt: r.Clock.Now()}, nil
+}
+
+// transition returns the transition that this reconcile completed, if any: the HPA has new
+// bounds (they differ from those that the status reported), and a boundary that the status
+// announced (nextTransitionTime) has passed. Creation, spec edits and repairs of the HPA
+// are not transitions. The lag runs from the boundary to the HPA patch; if an earlier attempt
+// patched the HPA but failed to record it, to now.
+func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) *autoscalingv1alpha1.AppliedTransition {
+	st := spa.Status
+	due := st.NextTransitionTime
+	switch {
+	case hs.conflict || hs.applyErr != nil || due == nil || due.After(now) || st.MinReplicas == nil:
+		return nil
+	case *st.MinReplicas == d.Bounds.Min && st.MaxReplicas == d.Bounds.Max:
+		return nil
+	}
+	boundary := d.BoundarySince(due.Time, now)
+	applied := hs.appliedAt
+	if applied.IsZero() {
+		applied = r.Clock.Now()
+	}
+	return &autoscalingv1alpha1.AppliedTransition{
+		BoundaryTime: metav1.NewTime(boundary.UTC()),
+		AppliedTime:  metav1.NewTime(applied.UTC().Truncate(time.Second)),
+		Lag:          metav1.Duration{Duration: applied.Sub(boundary).Truncate(time.Microsecond)},
+		MinReplicas:  d.Bounds.Min,
+		MaxReplicas:  d.Bounds.Max,
+	}
+}
+
+// writeStatus writes the status if it changed and then, once it is recorded (so that a retry
+// cannot repeat them), emits the events and observes the transition metrics.
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) error {
+	metrics.SetActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
+	if len(d.Invalid) > 0 {
+		metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
+	}
+	applied := r.transition(spa, d, hs, now)
+	st := nextStatus(spa, d, hs, applied, now)
+	if equality.Semantic.DeepEqual(spa.Status, st) {
+		return nil
+	}
+	old, before := spa.Status, spa.ResourceVersion
+	if err := applyStatus(ctx, r.Client, spa, st); err != nil {
+		return fmt.Errorf("failed to update the status of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
+	}
+	r.written.Store(client.ObjectKeyFromObject(spa), ownStatus{before: before, after: spa.ResourceVersion, status: *st.DeepCopy()})
+	if applied != nil {
+		metrics.ObserveTransition(applied.Lag.Duration)
+	}
+	r.emitEvents(spa, old, st, d, hs)
+	return nil
+}
+
+// emitEvents reports what changed from old to st: Schedules that became active or ended,
+// bounds written to the HPA, and problems that are new.
+func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d Desired, hs hpaState) {
+	for _, name := range st.ActiveSchedules {
+		if !slices.Contains(old.ActiveSchedules, name) {
+			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleActivated, "Activate", "Schedule %q is active", name)
+		}
+	}
+	for _, name := range old.ActiveSchedules {
+		if !slices.Contains(st.ActiveSchedules, name) {
+			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleEnded, "End", "Schedule %q is no longer active", name)
+		}
+	}
+	if !hs.conflict && hs.applyErr == nil && (old.MinReplicas == nil || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
+		was := "none"
+		if old.MinReplicas != nil {
+			was = fmt.Sprintf("%d-%d", *old.MinReplicas, old.MaxReplicas)
+		}
+		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventBoundsApplied, "ApplyBounds",
+			"HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (was %s; %s)", spa.Name, d.Bounds.Min, d.Bounds.Max, was, source(d))
+	}
+	for _, c := range st.Conditions {
+		if c.Status == metav1.ConditionTrue {
+			continue
+		}
+		if o := findCondition(old.Conditions, c.Type); o != nil && o.Status == c.Status && o.Reason == c.Reason && o.Message == c.Message {
+			continue
+		}
+		r.Recorder.Eventf(spa, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+	}
+}
+
+func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// SetupWithManager registers the ScheduleTargetIndex and the controller with mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := IndexScheduleTarget(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	workers := r.MaxConcurrentReconciles
+	if workers == 0 {
+		workers = 16
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sameName),
+			builder.WithPredicates(hpaChanged{})).
+		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Named("scheduledpodautoscaler").
+		Complete(r)
+}
+
+// sameName maps a HorizontalPodAutoscaler to the autoscaler of the same name.
+func sameName(_ context.Context, obj client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+}
+
+// scheduleTarget maps a Schedule to the autoscaler it changes.
+func scheduleTarget(_ context.Context, obj client.Object) []reconcile.Request {
+	s, ok := obj.(*autoscalingv1alpha1.Schedule)
+	if !ok || s.Spec.ScaleTargetRef.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Spec.ScaleTargetRef.Name}}}
+}
+
+// hpaChanged lets through HorizontalPodAutoscaler changes that can concern almanac: creation,
+// deletion, and updates of the spec (including another manager taking over minReplicas) or of
+// the owners. The HPA controller's status writes (every 15 s per HPA) and label or annotation
+// edits are ignored.
+type hpaChanged struct {
+	predicate.Funcs
+}
+
+func (hpaChanged) Update(e event.UpdateEvent) bool {
+	o, okOld := e.ObjectOld.(*autoscalingv2.HorizontalPodAutoscaler)
+	n, okNew := e.ObjectNew.(*autoscalingv2.HorizontalPodAutoscaler)
+	if !okOld || !okNew {
+		return true
+	}
+	return o.Generation != n.Generation ||
+		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
+// from a cached object, it cannot leave a field at a value this reconciler did not choose,
+// and fields it no longer sets are removed.
+func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.ScheduledPodAutoscaler, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus) error {
+	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
+	u.SetNamespace(obj.Namespace)
+	u.SetName(obj.Name)
+	// The status is computed from the cached object; if that is stale, its carried-over
+	// fields (lastAppliedTransition, condition times) could be older than what is stored.
+	// The resourceVersion precondition turns that into a conflict, retried with a fresh
+	// cache, instead of a silent step back.
+	u.SetResourceVersion(obj.ResourceVersion)
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return err
+	}
+	obj.Status = st
+	obj.ResourceVersion = u.GetResourceVersion()
+	return nil
+}

@@ -1,0 +1,129 @@
+package scheduledpodautoscaler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+)
+
+// hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
+type hpaState struct {
+	// conflict is set when an HPA of the same name exists that this autoscaler does not
+	// control.
+	conflict bool
+	// applyErr is the API server's answer when writing the HPA failed.
+	applyErr error
+	// appliedAt is when this reconcile patched the HPA; zero if it did not need to.
+	appliedAt time.Time
+}
+
+// nextStatus returns the status that describes d, starting from the current status (so that
+// condition transition times and the last applied transition are kept).
+func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, applied *autoscalingv1alpha1.AppliedTransition, now time.Time) autoscalingv1alpha1.ScheduledPodAutoscalerStatus {
+	st := *spa.Status.DeepCopy()
+	st.ObservedGeneration = spa.Generation
+	st.MinReplicas = ptr.To(d.Bounds.Min)
+	st.MaxReplicas = d.Bounds.Max
+	st.ActiveSchedules = d.Active
+	st.NextTransitionTime = nil
+	if !d.Next.IsZero() {
+		st.NextTransitionTime = ptr.To(metav1.NewTime(d.Next.UTC()))
+	}
+	if applied != nil {
+		st.LastAppliedTransition = applied
+	}
+	setCondition(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
+	setCondition(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
+	return st
+}
+
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now time.Time) {
+	c.ObservedGeneration = generation
+	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
+	meta.SetStatusCondition(conds, c)
+}
+
+// readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
+func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState) metav1.Condition {
+	switch {
+	case hs.conflict:
+		return metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionReady,
+			Status: metav1.ConditionFalse,
+			Reason: autoscalingv1alpha1.ReasonHPAConflict,
+			Message: fmt.Sprintf("HorizontalPodAutoscaler %s already exists and is not controlled by this ScheduledPodAutoscaler, so almanac leaves it alone: "+
+				"delete it (the ScheduledPodAutoscaler then creates its own) or rename one of the two", spa.Name),
+		}
+	case hs.applyErr != nil:
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionReady,
+			Status:  metav1.ConditionFalse,
+			Reason:  autoscalingv1alpha1.ReasonApplyFailed,
+			Message: fmt.Sprintf("Writing HorizontalPodAutoscaler %s failed, retrying with backoff: %v", spa.Name, hs.applyErr),
+		}
+	case d.Suspended:
+		return metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionReady,
+			Status: metav1.ConditionTrue,
+			Reason: autoscalingv1alpha1.ReasonSuspended,
+			Message: fmt.Sprintf("Suspended: HorizontalPodAutoscaler %s is held at the baseline, minReplicas %d and maxReplicas %d; Schedules are ignored until spec.suspend is false",
+				spa.Name, d.Bounds.Min, d.Bounds.Max),
+		}
+	default:
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionReady,
+			Status:  metav1.ConditionTrue,
+			Reason:  autoscalingv1alpha1.ReasonBoundsApplied,
+			Message: fmt.Sprintf("HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (%s)", spa.Name, d.Bounds.Min, d.Bounds.Max, source(d)),
+		}
+	}
+}
+
+// schedulesValidCondition says whether every Schedule could be evaluated.
+func schedulesValidCondition(d Desired) metav1.Condition {
+	if len(d.Invalid) == 0 {
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionSchedulesValid,
+			Status:  metav1.ConditionTrue,
+			Reason:  autoscalingv1alpha1.ReasonAllSchedulesValid,
+			Message: "Every Schedule of this autoscaler could be evaluated",
+		}
+	}
+	return metav1.Condition{
+		Type:    autoscalingv1alpha1.ConditionSchedulesValid,
+		Status:  metav1.ConditionFalse,
+		Reason:  autoscalingv1alpha1.ReasonInvalidSchedule,
+		Message: invalidMessage(d.Invalid),
+	}
+}
+
+func invalidMessage(invalid []InvalidSchedule) string {
+	parts := make([]string, 0, len(invalid))
+	for _, s := range invalid {
+		parts = append(parts, fmt.Sprintf("Schedule %q is skipped: %s", s.Name, s.Message))
+	}
+	msg := strings.Join(parts, ". ") + ". The other Schedules still apply; fix the fields named and re-apply"
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-len(truncated)] + truncated
+	}
+	return msg
+}
+
+// maxMessage keeps condition messages well below the API's limit of 32768 bytes.
+const maxMessage = 4096
+
+const truncated = " … (truncated; see the Schedules' Valid conditions)"
+
+// source says where the bounds come from, for messages.
+func source(d Desired) string {
+	if len(d.Active) == 0 {
+		return "baseline: no Schedule is active"
+	}
+	return "active Schedules: " + strings.Join(d.Active, ", ")
+}

@@ -1,0 +1,335 @@
+package scaling_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/schedule"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/reconcilers/scheme"
+)
+
+// offsetClock runs at the real rate, shifted by an offset that can be moved: the manager's
+// RequeueAfter is waited for in real time, and a boundary written in whole minutes can be
+// made to fall a few seconds ahead.
+type offsetClock struct{ offset atomic.Int64 }
+
+func newOffsetClock(now time.Time) *offsetClock {
+	c := &offsetClock{}
+	c.set(now)
+	return c
+}
+
+// set moves the clock so that it reads now.
+func (c *offsetClock) set(now time.Time) { c.offset.Store(int64(time.Until(now))) }
+
+func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// sleepUntil sleeps until c reads t.
+func (c *offsetClock) sleepUntil(t time.Time) { time.Sleep(t.Sub(c.Now())) }
+
+var _ clock.PassiveClock = (*offsetClock)(nil)
+
+// restConfig is env.Config without client-side rate limiting, as the manager runs in a
+// cluster (controller-runtime turns it off by default there).
+func restConfig() *rest.Config {
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	return cfg
+}
+
+// startManager runs both reconcilers, with clk, in a manager whose cache sees only the given
+// namespaces (so that parallel tests do not see each other's objects). The manager stops
+// when the test ends or when stop is called.
+func startManager(t testing.TB, clk clock.PassiveClock, namespaces ...string) (stop func()) {
+	t.Helper()
+	mgr := newManager(t, namespaces...)
+	if err := (&scheduledpodautoscaler.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	return run(t, mgr)
+}
+
+func newManager(t testing.TB, namespaces ...string) manager.Manager {
+	t.Helper()
+	opts := manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Several managers run in one test binary; their controllers share names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if len(namespaces) > 0 {
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(restConfig(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+func run(t testing.TB, mgr manager.Manager) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func newNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "scaling-"}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// eventually calls f until it returns nil, and fails the test with f's last error after
+// timeout.
+func eventually(t testing.TB, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func newAutoscaler(ns, name string, minReplicas, maxReplicas int32) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+				MinReplicas:    ptr.To(minReplicas),
+				MaxReplicas:    maxReplicas,
+				Metrics: []autoscalingv2.MetricSpec{{
+					Type: autoscalingv2.ResourceMetricSourceType,
+					Resource: &autoscalingv2.ResourceMetricSource{
+						Name:   corev1.ResourceCPU,
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](70)},
+					},
+				}, {
+					Type: autoscalingv2.ResourceMetricSourceType,
+					Resource: &autoscalingv2.ResourceMetricSource{
+						Name:   corev1.ResourceMemory,
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("0.5Gi"))},
+					},
+				}},
+			},
+		},
+	}
+}
+
+// oneShot is a Schedule of autoscaler target open over [start, end) (whole minutes, UTC).
+func oneShot(ns, name, target string, start, end time.Time, minReplicas, maxReplicas int32) *autoscalingv1alpha1.Schedule {
+	return &autoscalingv1alpha1.Schedule{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: autoscalingv1alpha1.ScheduleSpec{
+			ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: target},
+			MinReplicas:    ptr.To(minReplicas),
+			MaxReplicas:    ptr.To(maxReplicas),
+			Type:           autoscalingv1alpha1.ScheduleTypeOneShot,
+			StartTime:      start.UTC().Format("2006-01-02T15:04"),
+			EndTime:        end.UTC().Format("2006-01-02T15:04"),
+			TimeZone:       "UTC",
+		},
+	}
+}
+
+func create(t testing.TB, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := env.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+}
+
+func getHPA(ns, name string) (*autoscalingv2.HorizontalPodAutoscaler, error) {
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, hpa)
+	return hpa, err
+}
+
+// hasBounds is a condition for eventually.
+func hasBounds(ns, name string, minReplicas, maxReplicas int32) func() error {
+	return func() error {
+		hpa, err := getHPA(ns, name)
+		if err != nil {
+			return err
+		}
+		if got := ptr.Deref(hpa.Spec.MinReplicas, 0); got != minReplicas || hpa.Spec.MaxReplicas != maxReplicas {
+			return fmt.Errorf("HorizontalPodAutoscaler %s/%s has %d-%d, want %d-%d", ns, name, got, hpa.Spec.MaxReplicas, minReplicas, maxReplicas)
+		}
+		return nil
+	}
+}
+
+// write is one change of an object, as a watch delivered it.
+type write struct {
+	at              time.Time // on the test's clock, when the watch delivered it
+	kind            string
+	name            string
+	resourceVersion string
+	eventType       watch.EventType
+	min, max        int32 // for HorizontalPodAutoscalers
+}
+
+func (w write) String() string {
+	return fmt.Sprintf("%s %s %s/%s rv=%s %d-%d", w.at.Format(time.RFC3339Nano), w.eventType, w.kind, w.name, w.resourceVersion, w.min, w.max)
+}
+
+// writeLog records every write that the API server makes to the given kinds of objects in
+// ns, through watches started at the current resourceVersion: it sees every write, not
+// only the latest state.
+type writeLog struct {
+	mu     sync.Mutex
+	writes []write
+}
+
+func (l *writeLog) all() []write {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]write(nil), l.writes...)
+}
+
+// since returns the writes delivered at or after t (on the log's clock).
+func (l *writeLog) since(t time.Time) []write {
+	var out []write
+	for _, w := range l.all() {
+		if !w.at.Before(t) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// watchWrites starts recording writes of HorizontalPodAutoscalers, ScheduledPodAutoscalers,
+// Schedules and Events (core and events.k8s.io) in ns ("" for all namespaces).
+func watchWrites(t testing.TB, clk clock.PassiveClock, ns string) *writeLog {
+	t.Helper()
+	wc, err := client.NewWithWatch(restConfig(), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	l := &writeLog{}
+	lists := map[string]client.ObjectList{
+		"HorizontalPodAutoscaler": &autoscalingv2.HorizontalPodAutoscalerList{},
+		"ScheduledPodAutoscaler":  &autoscalingv1alpha1.ScheduledPodAutoscalerList{},
+		"Schedule":                &autoscalingv1alpha1.ScheduleList{},
+		"Event":                   &corev1.EventList{},
+		"events.k8s.io/Event":     &eventsv1.EventList{},
+	}
+	var started sync.WaitGroup
+	for kind, list := range lists {
+		if err := wc.List(ctx, list, client.InNamespace(ns), client.Limit(1)); err != nil {
+			t.Fatal(err)
+		}
+		rv := list.(metav1.ListInterface).GetResourceVersion()
+		w, err := wc.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		started.Add(1)
+		go func() {
+			started.Done()
+			defer w.Stop()
+			for ev := range w.ResultChan() {
+				obj, ok := ev.Object.(client.Object)
+				if !ok {
+					if ev.Type == watch.Error && ctx.Err() == nil {
+						t.Errorf("watch of %s: %v", kind, ev.Object)
+					}
+					continue
+				}
+				rec := write{at: clk.Now(), kind: kind, name: obj.GetName(), resourceVersion: obj.GetResourceVersion(), eventType: ev.Type}
+				if hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+					rec.min, rec.max = ptr.Deref(hpa.Spec.MinReplicas, 0), hpa.Spec.MaxReplicas
+				}
+				l.mu.Lock()
+				l.writes = append(l.writes, rec)
+				l.mu.Unlock()
+			}
+		}()
+	}
+	started.Wait()
+	return l
+}
+
+// errNotYet is returned by eventually conditions that are still waiting.
+var errNotYet = errors.New("not yet")
+
+// reconcileCount sums controller-runtime's reconcile counter of almanac's two scaling
+// controllers, over every manager in this process.
+func reconcileCount(t testing.TB) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && (l.GetValue() == "scheduledpodautoscaler" || l.GetValue() == "schedule") {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}

@@ -1,0 +1,388 @@
+package scaling_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+)
+
+// boundaryTolerance is how late after a boundary the HPA may be observed with the new
+// bounds in these tests (the benchmark measures the real lag; this only catches polling).
+const boundaryTolerance = 2 * time.Second
+
+// TestBoundsFollowAWindow: creating an autoscaler creates its HPA; a Schedule's window that
+// opens a few seconds ahead changes the HPA's bounds at the boundary (not before), nothing is
+// written while the window is open, and the baseline comes back when it closes.
+func TestBoundsFollowAWindow(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	closing := open.Add(time.Minute)
+	clk := newOffsetClock(open.Add(-5 * time.Second))
+	writes := watchWrites(t, clk, ns)
+
+	spa := newAutoscaler(ns, "web", 2, 10)
+	create(t, spa, oneShot(ns, "launch", "web", open, closing, 5, 20))
+	startManager(t, clk, ns)
+
+	// The HPA is created with the baseline and a controller reference.
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	hpa, _ := getHPA(ns, "web")
+	if ref := metav1.GetControllerOf(hpa); ref == nil || ref.Kind != "ScheduledPodAutoscaler" || ref.Name != "web" || !ptr.Deref(ref.BlockOwnerDeletion, false) {
+		t.Errorf("HPA controller reference = %+v, want the ScheduledPodAutoscaler web", ref)
+	}
+	if len(hpa.Spec.Metrics) != 2 || hpa.Spec.ScaleTargetRef.Name != "web" {
+		t.Errorf("HPA spec = %+v, want the baseline's scaleTargetRef and two metrics", hpa.Spec)
+	}
+
+	clk.sleepUntil(closing.Add(boundaryTolerance))
+	eventually(t, 5*time.Second, hasBounds(ns, "web", 2, 10))
+
+	// Every write to the HPA, in order: created with the baseline before the window, the
+	// window's bounds at its start, the baseline at its end; nothing in between.
+	var hpaWrites []write
+	for _, w := range writes.all() {
+		if w.kind == "HorizontalPodAutoscaler" {
+			hpaWrites = append(hpaWrites, w)
+		}
+	}
+	if len(hpaWrites) != 3 {
+		t.Fatalf("HPA writes:\n%s\nwant exactly 3: created, opened, closed", joinWrites(hpaWrites))
+	}
+	for i, want := range []struct {
+		min, max   int32
+		notBefore  time.Time
+		notAfter   time.Time
+		descriptor string
+	}{
+		{2, 10, time.Time{}, open, "created with the baseline before the window"},
+		{5, 20, open, open.Add(boundaryTolerance), "window bounds at the opening boundary"},
+		{2, 10, closing, closing.Add(boundaryTolerance), "baseline at the closing boundary"},
+	} {
+		w := hpaWrites[i]
+		if w.min != want.min || w.max != want.max || w.at.Before(want.notBefore) || w.at.After(want.notAfter) {
+			t.Errorf("HPA write %d = %s, want %s: %d-%d within [%s, %s]", i, w, want.descriptor, want.min, want.max,
+				want.notBefore.Format(time.RFC3339), want.notAfter.Format(time.RFC3339Nano))
+		}
+	}
+
+	// Status tells the story.
+	got := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(spa), got); err != nil {
+		t.Fatal(err)
+	}
+	st := got.Status
+	if ptr.Deref(st.MinReplicas, 0) != 2 || st.MaxReplicas != 10 || len(st.ActiveSchedules) != 0 || st.NextTransitionTime != nil || st.ObservedGeneration != got.Generation {
+		t.Errorf("status = %+v, want 2-10, no active Schedule, no next transition, observedGeneration %d", st, got.Generation)
+	}
+	if lt := st.LastAppliedTransition; lt == nil || !lt.BoundaryTime.Time.Equal(closing) || lt.MinReplicas != 2 || lt.MaxReplicas != 10 || lt.Lag.Duration < 0 || lt.Lag.Duration > boundaryTolerance {
+		t.Errorf("lastAppliedTransition = %+v, want the closing boundary %s, 2-10 and a small lag", lt, closing)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.Reason != autoscalingv1alpha1.ReasonBoundsApplied {
+		t.Errorf("Ready = %+v, want True/BoundsApplied", c)
+	}
+
+	// The Schedule's own status followed its window too.
+	s := &autoscalingv1alpha1.Schedule{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "launch"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status.Phase != autoscalingv1alpha1.SchedulePhaseCompleted {
+		t.Errorf("Schedule phase = %s, want Completed", s.Status.Phase)
+	}
+	var phases []string
+	for _, w := range writes.all() {
+		if w.kind == "Schedule" {
+			phases = append(phases, w.at.Format(time.RFC3339))
+		}
+	}
+	if len(phases) != 4 { // created; Inactive; Active at open; Completed at close
+		t.Errorf("Schedule writes at %v, want 4 (create, Inactive, Active, Completed)", phases)
+	}
+
+	// Events: the transitions, and nothing else.
+	want := []string{"BoundsApplied", "ScheduleActivated", "ScheduleEnded"}
+	eventually(t, 5*time.Second, func() error {
+		if got := eventReasons(t, ns, "web"); !slices.Equal(got, want) {
+			return fmt.Errorf("event reasons %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestRestartMidWindowConverges: the window opens while the manager is down; the next
+// manager applies it at once, records the lag, and lands on the right bounds.
+func TestRestartMidWindowConverges(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 8, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(-3 * time.Second))
+	create(t, newAutoscaler(ns, "web", 2, 10), oneShot(ns, "sale", "web", open, open.Add(time.Hour), 6, 30))
+
+	stop := startManager(t, clk, ns)
+	eventually(t, 10*time.Second, func() error {
+		spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		if spa.Status.NextTransitionTime == nil {
+			return fmt.Errorf("no status yet")
+		}
+		return hasBounds(ns, "web", 2, 10)()
+	})
+	stop()
+
+	clk.sleepUntil(open.Add(2 * time.Second))
+	if err := hasBounds(ns, "web", 2, 10)(); err != nil {
+		t.Fatalf("with no manager running: %v", err)
+	}
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 6, 30))
+
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() error {
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		if lt := spa.Status.LastAppliedTransition; lt == nil || !lt.BoundaryTime.Time.Equal(open) || lt.Lag.Duration < 2*time.Second {
+			return fmt.Errorf("lastAppliedTransition = %+v, want the boundary %s with a lag of the downtime (≥ 2s)", lt, open)
+		}
+		if !slices.Equal(spa.Status.ActiveSchedules, []string{"sale"}) {
+			return fmt.Errorf("activeSchedules = %v", spa.Status.ActiveSchedules)
+		}
+		return nil
+	})
+}
+
+// TestOtherManagersAreNotFought: labels and a behavior that someone else sets on the HPA stay
+// as they are, through almanac's own later writes; only minReplicas and maxReplicas, which
+// almanac owns, are taken back.
+func TestOtherManagersAreNotFought(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 9, 10, 0, 0, 0, time.UTC))
+	spa := newAutoscaler(ns, "web", 2, 10)
+	create(t, spa)
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+
+	// kubectl edit: a label and a behavior.
+	hpa, err := getHPA(ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(hpa.DeepCopy())
+	hpa.Labels = map[string]string{"team": "checkout"}
+	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
+	}
+	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	edited := hpa.ResourceVersion
+	time.Sleep(3 * time.Second)
+	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != edited {
+		t.Fatalf("almanac wrote the HPA after another manager's edit of its own fields (resourceVersion %s → %s)", edited, hpa.ResourceVersion)
+	}
+
+	// almanac writes the HPA again (the baseline changed); the edit survives.
+	latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
+		t.Fatal(err)
+	}
+	spaPatch := client.MergeFrom(latest.DeepCopy())
+	latest.Spec.HorizontalPodAutoscalerSpec.MaxReplicas = 12
+	if err := env.Client.Patch(ctx, latest, spaPatch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 12))
+	hpa, _ = getHPA(ns, "web")
+	if hpa.Labels["team"] != "checkout" || hpa.Spec.Behavior == nil || hpa.Spec.Behavior.ScaleDown == nil ||
+		ptr.Deref(hpa.Spec.Behavior.ScaleDown.StabilizationWindowSeconds, 0) != 60 {
+		t.Errorf("after almanac's write the HPA has labels %v and behavior %+v; want kubectl's label and behavior kept", hpa.Labels, hpa.Spec.Behavior)
+	}
+	if owned := managerOf(hpa, "kubectl-edit"); !strings.Contains(owned, "f:behavior") || !strings.Contains(owned, "f:team") {
+		t.Errorf("kubectl-edit no longer manages its fields: %s", owned)
+	}
+	if owned := managerOf(hpa, scheduledpodautoscaler.FieldManager); strings.Contains(owned, "f:behavior") || strings.Contains(owned, "f:labels") {
+		t.Errorf("almanac took fields it does not set: %s", owned)
+	}
+
+	// minReplicas is almanac's: an edit of it is taken back.
+	patch = client.MergeFrom(hpa.DeepCopy())
+	hpa.Spec.MinReplicas = ptr.To[int32](7)
+	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 12))
+	hpa, _ = getHPA(ns, "web")
+	if hpa.Labels["team"] != "checkout" || hpa.Spec.Behavior == nil {
+		t.Errorf("restoring minReplicas dropped kubectl's label or behavior: %v %+v", hpa.Labels, hpa.Spec.Behavior)
+	}
+}
+
+// TestBrokenScheduleDoesNotBlockOthers: a Schedule that slipped past admission (no webhook
+// runs here) is skipped and reported; the valid one applies.
+func TestBrokenScheduleDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 10, 10, 30, 0, 0, time.UTC)
+	clk := newOffsetClock(now)
+	good := oneShot(ns, "good", "web", now.Add(-30*time.Minute), now.Add(time.Hour), 4, 12)
+	bad := oneShot(ns, "bad", "web", now.Add(-30*time.Minute), now.Add(time.Hour), 40, 80)
+	bad.Spec.TimeZone = "Mars/Olympus_Mons"
+	create(t, newAutoscaler(ns, "web", 2, 10), good, bad)
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 4, 12))
+	eventually(t, 10*time.Second, func() error {
+		spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionSchedulesValid)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `Schedule "bad" is skipped: spec.timeZone: `) {
+			return fmt.Errorf("SchedulesValid = %+v", c)
+		}
+		s := &autoscalingv1alpha1.Schedule{}
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "bad"}, s); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("Schedule bad: Valid = %+v", c)
+		}
+		if reasons := eventReasons(t, ns, "web"); !slices.Contains(reasons, autoscalingv1alpha1.ReasonInvalidSchedule) {
+			return fmt.Errorf("events %v have no InvalidSchedule", reasons)
+		}
+		return nil
+	})
+}
+
+// TestSuspendHoldsTheBaseline: suspending an autoscaler in the middle of a window brings the
+// HPA back to the baseline; resuming brings the window's bounds back.
+func TestSuspendHoldsTheBaseline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 11, 10, 30, 0, 0, time.UTC)
+	clk := newOffsetClock(now)
+	spa := newAutoscaler(ns, "web", 2, 10)
+	create(t, spa, oneShot(ns, "w", "web", now.Add(-time.Hour), now.Add(time.Hour), 5, 20))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 5, 20))
+
+	setSuspend := func(suspend bool) {
+		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(latest.DeepCopy())
+		latest.Spec.Suspend = suspend
+		if err := env.Client.Patch(ctx, latest, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setSuspend(true)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	eventually(t, 10*time.Second, func() error {
+		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(latest.Status.Conditions, autoscalingv1alpha1.ConditionReady); c == nil || c.Reason != autoscalingv1alpha1.ReasonSuspended {
+			return fmt.Errorf("Ready = %+v, want reason Suspended", c)
+		}
+		return nil
+	})
+	setSuspend(false)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 5, 20))
+}
+
+// TestConflictingHPAIsLeftAlone: an HPA of the same name that almanac does not control is not
+// touched, and the autoscaler says so.
+func TestConflictingHPAIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	foreign := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    ptr.To[int32](1), MaxReplicas: 3,
+		},
+	}
+	create(t, foreign)
+	create(t, newAutoscaler(ns, "web", 2, 10))
+	startManager(t, newOffsetClock(time.Date(2030, 1, 12, 10, 0, 0, 0, time.UTC)), ns)
+	eventually(t, 10*time.Second, func() error {
+		spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionReady); c == nil || c.Reason != autoscalingv1alpha1.ReasonHPAConflict {
+			return fmt.Errorf("Ready = %+v, want reason %s", c, autoscalingv1alpha1.ReasonHPAConflict)
+		}
+		return nil
+	})
+	hpa, _ := getHPA(ns, "web")
+	if hpa.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the foreign HPA was written (resourceVersion %s → %s)", foreign.ResourceVersion, hpa.ResourceVersion)
+	}
+
+	// Once it is gone, almanac creates its own.
+	if err := env.Client.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+}
+
+func managerOf(hpa *autoscalingv2.HorizontalPodAutoscaler, manager string) string {
+	var out []string
+	for _, m := range hpa.ManagedFields {
+		if m.Manager == manager && m.FieldsV1 != nil && m.Subresource == "" {
+			out = append(out, m.FieldsV1.GetRawString())
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func eventReasons(t testing.TB, ns, regarding string) []string {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == regarding {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	slices.Sort(reasons)
+	return slices.Compact(reasons)
+}
+
+func joinWrites(ws []write) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString("  " + w.String() + "\n")
+	}
+	return b.String()
+}
