@@ -86,6 +86,43 @@ type TriggerRecord struct {
 	Time metav1.Time `json:"time"`
 }
 
+// HandledTrigger is an upstream Job whose trigger condition the EventJob has handled.
+type HandledTrigger struct {
+	// uid is the upstream Job's UID.
+	// +required
+	UID types.UID `json:"uid"`
+	// time is when the upstream Job reached the trigger condition (UTC, whole seconds).
+	// +required
+	Time metav1.Time `json:"time"`
+}
+
+// TriggerWatermark is the EventJob's persisted record of the upstream Jobs it has handled,
+// so that restarts, re-lists and deleted Jobs (upstream or downstream) neither repeat nor
+// lose a run. An upstream Job counts as handled when it reached the trigger condition
+// before time, or when its UID is listed in handled.
+type TriggerWatermark struct {
+	// trigger is the spec.trigger this record belongs to, written group/kind/name/type.
+	// When spec.trigger changes, the record starts over from the time of the change, so
+	// that only upstream Jobs that reach the new trigger condition after it count.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	Trigger string `json:"trigger"`
+	// time (UTC, whole seconds): every upstream Job that reached the trigger condition
+	// before this instant has been handled, or reached it before the EventJob was created
+	// (which is where time starts). It only moves forward; it trails the latest handled
+	// upstream Job by one hour, so that a condition observed late still starts its run.
+	// +required
+	Time metav1.Time `json:"time"`
+	// handled lists the upstream Jobs that reached the trigger condition at or after time
+	// and were handled (a run was started, or skipped by concurrencyPolicy or suspend).
+	// Entries are dropped when the upstream Job is deleted (it cannot trigger again) or
+	// when time moves past them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	Handled []HandledTrigger `json:"handled,omitempty"`
+}
+
 // EventJobStatus is the observed state of an EventJob.
 type EventJobStatus struct {
 	// observedGeneration is the metadata.generation that this status describes.
@@ -99,6 +136,17 @@ type EventJobStatus struct {
 	// triggerCount counts the runs started by upstream Jobs.
 	// +optional
 	TriggerCount int64 `json:"triggerCount,omitempty"`
+
+	// skippedCount counts the upstream Jobs that reached the trigger condition but started
+	// no run, because a Job was still running under concurrencyPolicy Forbid, or because
+	// the EventJob was suspended.
+	// +optional
+	SkippedCount int64 `json:"skippedCount,omitempty"`
+
+	// watermark records which upstream Jobs have been handled; the controller writes it and
+	// reads it back after a restart.
+	// +optional
+	Watermark *TriggerWatermark `json:"watermark,omitempty"`
 
 	// active lists the Jobs of this EventJob that are running.
 	// +optional

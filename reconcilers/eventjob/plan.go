@@ -1,0 +1,219 @@
+package eventjob
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+// retention is how far the watermark's time trails the latest handled upstream condition. An
+// upstream Job whose condition is observed later than this after a newer one was handled
+// would be lost; that takes a clock skew of an hour between Job controllers. A longer
+// retention only keeps more UIDs in status.
+const retention = time.Hour
+
+// maxHandled bounds status.watermark.handled (the schema allows 1024). When more upstream
+// Jobs finish within the retention, the time moves forward past the oldest ones.
+const maxHandled = 1000
+
+// upstreamGroup returns the API group of the trigger's kind, from apiVersion or, when
+// admission has not filled that in, from the kind.
+func upstreamGroup(t *batchv1alpha1.Trigger) string {
+	if t.APIVersion != "" {
+		if gv, err := schema.ParseGroupVersion(t.APIVersion); err == nil {
+			return gv.Group
+		}
+	}
+	switch t.Kind {
+	case batchv1alpha1.TriggerKindScheduledJob, batchv1alpha1.TriggerKindEventJob:
+		return batchv1alpha1.GroupVersion.Group
+	default:
+		return batchv1.GroupName
+	}
+}
+
+// triggerType returns the trigger's type, Complete when omitted.
+func triggerType(t *batchv1alpha1.Trigger) batchv1alpha1.TriggerType {
+	if t.Type == "" {
+		return batchv1alpha1.TriggerTypeComplete
+	}
+	return t.Type
+}
+
+// upstreamKey is the ControllerKey that the trigger's upstream Jobs are found by: the Job
+// itself for kind Job, its controller otherwise.
+func upstreamKey(t *batchv1alpha1.Trigger) string {
+	return jobs.ControllerKey(upstreamGroup(t), string(t.Kind), t.Name)
+}
+
+// watermarkKey says which trigger a watermark belongs to.
+func watermarkKey(t *batchv1alpha1.Trigger) string {
+	return upstreamKey(t) + "/" + string(triggerType(t))
+}
+
+// fires reports whether an upstream outcome matches the trigger type.
+func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
+	switch tt {
+	case batchv1alpha1.TriggerTypeAny:
+		return o.Finished()
+	case batchv1alpha1.TriggerTypeFailed:
+		return o.Type == batchv1.JobFailed
+	default:
+		return o.Type == batchv1.JobComplete
+	}
+}
+
+// trigger is an upstream Job that reached the trigger condition and has not been handled.
+type trigger struct {
+	job     *batchv1.Job
+	outcome jobs.Outcome
+	// decision is what happens to it; skipReason says why when it is jobs.Skip.
+	decision   jobs.Decision
+	skipReason string
+	// replace are the running downstream Jobs deleted before its run (Replace).
+	replace []*batchv1.Job
+}
+
+// plan is what an EventJob should do now: a pure function of its spec and status, its
+// upstream and downstream Jobs, and the time.
+type plan struct {
+	// watermark is the record before this round's triggers, possibly started over for a
+	// changed trigger.
+	watermark batchv1alpha1.TriggerWatermark
+	// triggers are the unhandled upstream Jobs, ordered by condition time, then UID.
+	triggers []trigger
+	// recovered are downstream Jobs whose upstream Job is not in the watermark: an earlier
+	// attempt created them and then failed to write status.
+	recovered []*batchv1.Job
+	// invalid is a user error that stops all runs until the spec changes.
+	invalid error
+}
+
+// decide computes the plan for ej at now, from the upstream Jobs (all Jobs the trigger
+// follows, finished or not) and the downstream Jobs (those ej controls).
+func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now time.Time) plan {
+	var p plan
+	t := &ej.Spec.Trigger
+	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && upstreamGroup(t) == batchv1alpha1.GroupVersion.Group {
+		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
+		return p
+	}
+	p.watermark = startingWatermark(ej, now)
+	handled := handledSet(&p.watermark)
+	for _, j := range downstream {
+		uid := types.UID(j.Labels[jobs.LabelTriggerUID])
+		at, ok := jobs.ParseTime(j.Annotations[jobs.AnnotationTriggerTime])
+		if uid != "" && ok && !handled[uid] && !at.Before(p.watermark.Time.Time) {
+			p.recovered = append(p.recovered, j)
+			handled[uid] = true
+		}
+	}
+	tt := triggerType(t)
+	for _, j := range upstream {
+		o := jobs.OutcomeOf(j)
+		if !fires(tt, o) || o.Time.Before(p.watermark.Time.Time) || handled[j.UID] || jobs.IsControlledBy(j, ej) {
+			continue
+		}
+		p.triggers = append(p.triggers, trigger{job: j, outcome: o})
+	}
+	sort.Slice(p.triggers, func(a, b int) bool {
+		ta, tb := p.triggers[a].outcome.Time, p.triggers[b].outcome.Time
+		if !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		return p.triggers[a].job.UID < p.triggers[b].job.UID
+	})
+	// Each run starts in order; runs started in this round count as running for the next.
+	active := jobs.Active(downstream)
+	for i := range p.triggers {
+		tr := &p.triggers[i]
+		if ej.Spec.Suspend {
+			tr.decision, tr.skipReason = jobs.Skip, jobs.SkipSuspended
+			continue
+		}
+		switch tr.decision = jobs.Decide(ej.Spec.ConcurrencyPolicy, len(active)); tr.decision {
+		case jobs.Skip:
+			tr.skipReason = jobs.SkipForbid
+			continue
+		case jobs.ReplaceAndStart:
+			tr.replace, active = active, nil
+		}
+		active = append(active, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: jobs.EventJobName(ej.Name, tr.job.UID)}})
+	}
+	return p
+}
+
+// startingWatermark returns the stored watermark or, for a new EventJob, one that starts at
+// its creation; for a changed trigger, one that starts now.
+func startingWatermark(ej *batchv1alpha1.EventJob, now time.Time) batchv1alpha1.TriggerWatermark {
+	key := watermarkKey(&ej.Spec.Trigger)
+	switch wm := ej.Status.Watermark; {
+	case wm == nil:
+		return batchv1alpha1.TriggerWatermark{Trigger: key, Time: metav1.NewTime(ej.CreationTimestamp.UTC())}
+	case wm.Trigger != key:
+		return batchv1alpha1.TriggerWatermark{Trigger: key, Time: metav1.NewTime(now.UTC().Truncate(time.Second))}
+	default:
+		return *wm.DeepCopy()
+	}
+}
+
+func handledSet(wm *batchv1alpha1.TriggerWatermark) map[types.UID]bool {
+	out := make(map[types.UID]bool, len(wm.Handled))
+	for _, h := range wm.Handled {
+		out[h.UID] = true
+	}
+	return out
+}
+
+// advance adds the handled upstream Jobs to the watermark and compacts it: an entry is kept
+// while its upstream Job or its downstream Job exists (otherwise it can neither fire again
+// nor be recovered) and while it is within the retention of the newest entry; the time then
+// moves up to the oldest entry it no longer needs. The result is sorted by time, then UID.
+func advance(wm batchv1alpha1.TriggerWatermark, added []batchv1alpha1.HandledTrigger, upstream, downstream []*batchv1.Job) batchv1alpha1.TriggerWatermark {
+	exists := map[types.UID]bool{}
+	for _, j := range upstream {
+		exists[j.UID] = true
+	}
+	for _, j := range downstream {
+		if uid := j.Labels[jobs.LabelTriggerUID]; uid != "" {
+			exists[types.UID(uid)] = true
+		}
+	}
+	all := append(append([]batchv1alpha1.HandledTrigger(nil), wm.Handled...), added...)
+	sort.Slice(all, func(a, b int) bool {
+		if !all[a].Time.Equal(&all[b].Time) {
+			return all[a].Time.Before(&all[b].Time)
+		}
+		return all[a].UID < all[b].UID
+	})
+	from := wm.Time.Time
+	if n := len(all); n > 0 {
+		if t := all[n-1].Time.Add(-retention).Truncate(time.Second); t.After(from) {
+			from = t
+		}
+	}
+	for {
+		out := batchv1alpha1.TriggerWatermark{Trigger: wm.Trigger, Time: metav1.NewTime(from)}
+		seen := map[types.UID]bool{}
+		for _, h := range all {
+			if exists[h.UID] && !h.Time.Time.Before(from) && !seen[h.UID] {
+				out.Handled = append(out.Handled, h)
+				seen[h.UID] = true
+			}
+		}
+		if len(out.Handled) <= maxHandled {
+			return out
+		}
+		// Too many within the retention: move the time past the oldest ones. Every upstream
+		// Job visible now has been handled, so the time alone keeps them handled.
+		from = out.Handled[len(out.Handled)-maxHandled].Time.Add(time.Second)
+	}
+}

@@ -1,0 +1,401 @@
+package eventjob
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+var t0 = time.Date(2027, 5, 1, 10, 0, 0, 0, time.UTC)
+
+func eventJob(kind batchv1alpha1.TriggerKind, name string, tt batchv1alpha1.TriggerType) *batchv1alpha1.EventJob {
+	return &batchv1alpha1.EventJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "ej", Namespace: "ns", UID: "ej-uid", Generation: 1,
+			CreationTimestamp: metav1.NewTime(t0)},
+		Spec: batchv1alpha1.EventJobSpec{Trigger: batchv1alpha1.Trigger{Kind: kind, Name: name, Type: tt}},
+	}
+}
+
+// world stands in for the API server: the EventJob's stored status, the upstream Jobs and the
+// downstream Jobs. step runs one reconcile with the reconciler's pure functions and no API
+// errors.
+type world struct {
+	t          *testing.T
+	ej         *batchv1alpha1.EventJob
+	upstream   []*batchv1.Job
+	downstream []*batchv1.Job
+	created    []string // upstream Job names, in the order their runs started
+	clk        *clocktesting.FakeClock
+	n          int
+}
+
+func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
+	return &world{t: t, ej: ej, clk: clocktesting.NewFakeClock(t0.Add(time.Minute))}
+}
+
+// upstreamJob adds an upstream Job (controlled by CronJob "hello") that finished with cond at
+// `at`; cond "" means it still runs.
+func (w *world) upstreamJob(cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
+	w.n++
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{
+		Name: fmt.Sprintf("hello-%d", w.n), Namespace: "ns", UID: types.UID(fmt.Sprintf("up-%03d", w.n)),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "hello",
+			UID: "cj-uid", Controller: ptrTrue()}},
+	}}
+	if cond != "" {
+		finish(j, cond, at)
+	}
+	w.upstream = append(w.upstream, j)
+	return j
+}
+
+func finish(j *batchv1.Job, cond batchv1.JobConditionType, at time.Time) {
+	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: cond, Status: corev1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(at)})
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// step reconciles once; writeStatus false simulates a status write that fails after the Jobs
+// were created.
+func (w *world) step(writeStatus bool) plan {
+	w.t.Helper()
+	p := decide(w.ej, w.upstream, w.downstream, w.clk.Now())
+	res := &result{}
+	for _, tr := range p.triggers {
+		if tr.decision == jobs.Skip {
+			res.skipped = append(res.skipped, skipped{trigger: tr, reason: tr.skipReason})
+			continue
+		}
+		for _, r := range tr.replace {
+			res.replaced = append(res.replaced, r)
+			w.remove(r.Name)
+		}
+		name := jobs.EventJobName(w.ej.Name, tr.job.UID)
+		if w.find(name) != nil {
+			w.t.Fatalf("a second Job %s for upstream Job %s", name, tr.job.Name)
+		}
+		j := jobs.NewJob(&w.ej.Spec.JobTemplate, jobs.Run{Name: name, Namespace: "ns", Owner: w.ej, OwnerGVK: gvk,
+			Labels: map[string]string{jobs.LabelEventJob: w.ej.Name, jobs.LabelTriggerUID: string(tr.job.UID)},
+			Annotations: map[string]string{jobs.AnnotationTriggerJob: tr.job.Name,
+				jobs.AnnotationTriggerCondition: string(tr.outcome.Type), jobs.AnnotationTriggerTime: jobs.FormatTime(tr.outcome.Time)}})
+		w.downstream = append(w.downstream, j)
+		w.created = append(w.created, tr.job.Name)
+		res.started = append(res.started, started{trigger: tr, job: j, created: true})
+	}
+	current := currentJobs(w.downstream, res)
+	st := nextStatus(w.ej, &p, res, w.upstream, current, w.clk.Now())
+	if writeStatus {
+		w.ej.Status = *st
+	}
+	return p
+}
+
+func (w *world) find(name string) *batchv1.Job {
+	for _, j := range w.downstream {
+		if j.Name == name {
+			return j
+		}
+	}
+	return nil
+}
+
+func (w *world) remove(name string) {
+	for i, j := range w.downstream {
+		if j.Name == name {
+			w.downstream = append(w.downstream[:i], w.downstream[i+1:]...)
+			return
+		}
+	}
+}
+
+func (w *world) finishDownstream() {
+	for _, j := range w.downstream {
+		if !jobs.OutcomeOf(j).Finished() {
+			finish(j, batchv1.JobComplete, w.clk.Now())
+		}
+	}
+}
+
+func TestFiresOncePerUpstreamJob(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(-time.Second)) // before the EventJob existed
+	w.upstreamJob(batchv1.JobComplete, t0)                   // in its creation second: counts
+	w.upstreamJob(batchv1.JobFailed, t0.Add(time.Minute))    // does not match Complete
+	w.upstreamJob("", time.Time{})                           // still running
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-2"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	// Re-lists and restarts see the same Jobs again: nothing new.
+	for i := 0; i < 3; i++ {
+		w.step(true)
+	}
+	finish(w.upstream[3], batchv1.JobComplete, t0.Add(2*time.Minute))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(3*time.Minute))
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-2", "hello-4", "hello-5"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	st := w.ej.Status
+	if st.TriggerCount != 3 || st.LastTrigger == nil || st.LastTrigger.JobName != "hello-5" || st.LastTrigger.UID != "up-005" {
+		t.Errorf("triggerCount %d, lastTrigger %+v", st.TriggerCount, st.LastTrigger)
+	}
+	if len(st.Active) != 3 {
+		t.Errorf("active %v, want 3 Jobs", st.Active)
+	}
+}
+
+func TestTriggerTypes(t *testing.T) {
+	tests := []struct {
+		tt   batchv1alpha1.TriggerType
+		want []string
+	}{
+		{batchv1alpha1.TriggerTypeComplete, []string{"hello-1"}},
+		{batchv1alpha1.TriggerTypeFailed, []string{"hello-2"}},
+		{batchv1alpha1.TriggerTypeAny, []string{"hello-1", "hello-2"}},
+	}
+	for _, tt := range tests {
+		w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", tt.tt))
+		w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+		w.upstreamJob(batchv1.JobFailed, t0.Add(2*time.Second))
+		w.step(true)
+		if diff := cmp.Diff(tt.want, w.created); diff != "" {
+			t.Errorf("%s: runs (-want +got):\n%s", tt.tt, diff)
+		}
+	}
+}
+
+func TestKindJobFollowsRecreatedJobs(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindJob, "migrate", ""))
+	up := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: "ns", UID: "first"}}
+	finish(up, batchv1.JobComplete, t0.Add(time.Second))
+	w.upstream = []*batchv1.Job{up}
+	w.step(true)
+	// Deleted and created again under the same name: a new UID, a new run.
+	again := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: "ns", UID: "second"}}
+	finish(again, batchv1.JobComplete, t0.Add(time.Minute))
+	w.upstream = []*batchv1.Job{again}
+	w.step(true)
+	w.step(true)
+	if diff := cmp.Diff([]string{"migrate", "migrate"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if n := len(w.ej.Status.Watermark.Handled); n != 2 {
+		t.Errorf("watermark keeps %d entries, want 2 (the first upstream Job is gone but its downstream Job exists)", n)
+	}
+}
+
+func TestPruningNeverRepeatsATrigger(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+	w.step(true)
+	w.downstream = nil // pruned by the history limits, or deleted by hand
+	w.step(true)
+	w.upstream = w.upstream[1:] // the CronJob pruned its oldest Job too
+	w.step(true)
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1", "hello-2"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if got := w.ej.Status.Watermark.Handled; len(got) != 1 || got[0].UID != "up-002" {
+		t.Errorf("watermark.handled = %v, want only the upstream Job that still exists", got)
+	}
+}
+
+// Jobs were created, then the status write failed (or the manager stopped): the retry must
+// not create them again, and must count them once.
+func TestCreatedButStatusNotWritten(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+	w.step(false)
+	p := w.step(true) // would fail the test with "a second Job" if it retried them
+	if len(p.recovered) != 2 || len(p.triggers) != 0 {
+		t.Errorf("recovered %d, triggers %d; want 2 and 0", len(p.recovered), len(p.triggers))
+	}
+	w.step(true)
+	if st := w.ej.Status; st.TriggerCount != 2 || len(st.Watermark.Handled) != 2 || st.LastTrigger.JobName != "hello-2" {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// An upstream condition observed after a later one was handled (Job controllers write
+// conditions with their own clocks, in any order) still starts its run.
+func TestLateObservedConditionStillFires(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(10*time.Minute))
+	w.step(true)
+	w.upstreamJob(batchv1.JobComplete, t0.Add(9*time.Minute))
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1", "hello-2"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
+
+func TestWatermarkCompaction(t *testing.T) {
+	wm := batchv1alpha1.TriggerWatermark{Trigger: "k", Time: metav1.NewTime(t0)}
+	var ups []*batchv1.Job
+	var added []batchv1alpha1.HandledTrigger
+	for i := 0; i < 5; i++ {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: types.UID(fmt.Sprintf("u%d", i))}}
+		ups = append(ups, j)
+		added = append(added, batchv1alpha1.HandledTrigger{UID: j.UID, Time: metav1.NewTime(t0.Add(time.Duration(i) * 30 * time.Minute))})
+	}
+	got := advance(wm, added, ups, nil)
+	// The newest is at t0+2h; entries older than t0+1h leave, and the time moves there.
+	if want := t0.Add(time.Hour); !got.Time.Time.Equal(want) {
+		t.Errorf("time %s, want %s", got.Time.Time, want)
+	}
+	var uids []types.UID
+	for _, h := range got.Handled {
+		uids = append(uids, h.UID)
+	}
+	if diff := cmp.Diff([]types.UID{"u2", "u3", "u4"}, uids); diff != "" {
+		t.Errorf("handled (-want +got):\n%s", diff)
+	}
+	// The time never moves back.
+	if again := advance(got, nil, ups, nil); !again.Time.Equal(&got.Time) {
+		t.Errorf("time moved from %s to %s", got.Time, again.Time)
+	}
+
+	// More than maxHandled upstream Jobs within the retention: the time moves past the
+	// oldest, and the list fits the schema.
+	many := make([]batchv1alpha1.HandledTrigger, 0, maxHandled+50)
+	ups = nil
+	for i := 0; i < maxHandled+50; i++ {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{UID: types.UID(fmt.Sprintf("m%04d", i))}}
+		ups = append(ups, j)
+		many = append(many, batchv1alpha1.HandledTrigger{UID: j.UID, Time: metav1.NewTime(t0.Add(time.Duration(i/3) * time.Second))})
+	}
+	got = advance(wm, many, ups, nil)
+	if n := len(got.Handled); n > maxHandled || n < maxHandled-3 {
+		t.Errorf("%d entries kept, want about %d", n, maxHandled)
+	}
+	for _, h := range many {
+		kept := false
+		for _, k := range got.Handled {
+			kept = kept || k.UID == h.UID
+		}
+		if !kept && !h.Time.Before(&got.Time) {
+			t.Fatalf("%s (at %s) is neither listed nor before the time %s: it would fire again", h.UID, h.Time, got.Time)
+		}
+	}
+}
+
+func TestConcurrencyPolicy(t *testing.T) {
+	tests := []struct {
+		policy      batchv1alpha1.ConcurrencyPolicy
+		wantCreated []string
+		wantSkipped int64
+		wantActive  int
+	}{
+		{policy: batchv1alpha1.ConcurrencyPolicyAllow, wantCreated: []string{"hello-2", "hello-3"}, wantActive: 3},
+		{policy: batchv1alpha1.ConcurrencyPolicyForbid, wantSkipped: 2, wantActive: 1},
+		{policy: batchv1alpha1.ConcurrencyPolicyReplace, wantCreated: []string{"hello-2", "hello-3"}, wantActive: 1},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+			w.ej.Spec.ConcurrencyPolicy = tt.policy
+			w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+			w.step(true) // hello-1's run is still running
+			w.created = nil
+			w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+			w.upstreamJob(batchv1.JobComplete, t0.Add(3*time.Second))
+			w.step(true)
+			if diff := cmp.Diff(tt.wantCreated, w.created); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			st := w.ej.Status
+			if st.SkippedCount != tt.wantSkipped || len(st.Active) != tt.wantActive {
+				t.Errorf("skippedCount %d, active %v; want %d and %d Jobs", st.SkippedCount, st.Active, tt.wantSkipped, tt.wantActive)
+			}
+			// Skipped triggers are handled: they never start a run later.
+			w.finishDownstream()
+			w.created = nil
+			w.step(true)
+			if len(w.created) != 0 {
+				t.Errorf("runs after the running Job finished: %v", w.created)
+			}
+		})
+	}
+}
+
+func TestSuspend(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.ej.Spec.Suspend = true
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	w.step(true)
+	w.ej.Spec.Suspend = false
+	w.step(true)
+	if len(w.created) != 0 || w.ej.Status.SkippedCount != 1 {
+		t.Errorf("runs %v, skippedCount %d; want none and 1", w.created, w.ej.Status.SkippedCount)
+	}
+	w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-2"}, w.created); diff != "" {
+		t.Errorf("after resuming (-want +got):\n%s", diff)
+	}
+}
+
+func TestChangedTriggerStartsOver(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.step(true)
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second)) // a Job of "hello", finished earlier
+	w.ej.Spec.Trigger.Type = batchv1alpha1.TriggerTypeAny
+	w.clk.SetTime(t0.Add(10 * time.Minute))
+	w.step(true)
+	if len(w.created) != 0 {
+		t.Errorf("a changed trigger fired for a Job that finished before the change: %v", w.created)
+	}
+	if got := w.ej.Status.Watermark; got.Trigger != "batch/CronJob/hello/Any" || !got.Time.Time.Equal(t0.Add(10*time.Minute)) {
+		t.Errorf("watermark %+v", got)
+	}
+	w.upstreamJob(batchv1.JobFailed, t0.Add(11*time.Minute))
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-2"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
+
+func TestSelfTriggerIsInvalid(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindEventJob, "ej", ""))
+	p := w.step(true)
+	if p.invalid == nil || w.ej.Status.Conditions[0].Reason != batchv1alpha1.ReasonInvalidTrigger {
+		t.Errorf("invalid %v, conditions %v", p.invalid, w.ej.Status.Conditions)
+	}
+}
+
+func TestUpstreamKeys(t *testing.T) {
+	tests := []struct {
+		trigger batchv1alpha1.Trigger
+		want    string
+	}{
+		{batchv1alpha1.Trigger{Kind: "Job", Name: "a"}, "batch/Job/a"},
+		{batchv1alpha1.Trigger{Kind: "CronJob", Name: "hello", APIVersion: "batch/v1"}, "batch/CronJob/hello"},
+		{batchv1alpha1.Trigger{Kind: "ScheduledJob", Name: "s"}, "batch.almanac.dev/ScheduledJob/s"},
+		{batchv1alpha1.Trigger{Kind: "EventJob", Name: "b", APIVersion: "batch.almanac.dev/v1alpha1"}, "batch.almanac.dev/EventJob/b"},
+	}
+	for _, tt := range tests {
+		if got := upstreamKey(&tt.trigger); got != tt.want {
+			t.Errorf("upstreamKey(%+v) = %s, want %s", tt.trigger, got, tt.want)
+		}
+	}
+	// The key of an EventJob's trigger matches the key of the Jobs its upstream controls.
+	j := jobs.NewJob(&batchv1.JobTemplateSpec{}, jobs.Run{Name: "b-1", Owner: &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, OwnerGVK: gvk})
+	if got := jobs.ControllerKeyOf(j); got != tests[3].want {
+		t.Errorf("ControllerKeyOf = %s", got)
+	}
+}

@@ -1,0 +1,198 @@
+package jobs
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+)
+
+func job(name string, cond batchv1.JobConditionType, finished string) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if cond != "" {
+		t, _ := time.Parse(time.RFC3339, finished)
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+			{Type: cond, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t)},
+		}
+	}
+	return j
+}
+
+func names(jobs []*batchv1.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.Name)
+	}
+	return out
+}
+
+func TestToPrune(t *testing.T) {
+	all := []*batchv1.Job{
+		job("ok-3", batchv1.JobComplete, "2027-01-01T00:03:00Z"),
+		job("ok-1", batchv1.JobComplete, "2027-01-01T00:01:00Z"),
+		job("running", "", ""),
+		job("bad-1", batchv1.JobFailed, "2027-01-01T00:01:30Z"),
+		job("ok-2", batchv1.JobComplete, "2027-01-01T00:02:00Z"),
+		job("bad-2", batchv1.JobFailed, "2027-01-01T00:02:30Z"),
+		job("ok-4", batchv1.JobComplete, "2027-01-01T00:04:00Z"),
+	}
+	tests := []struct {
+		succeeded, failed int
+		want              []string
+	}{
+		{succeeded: 3, failed: 1, want: []string{"ok-1", "bad-1"}},
+		{succeeded: 0, failed: 0, want: []string{"ok-1", "ok-2", "ok-3", "ok-4", "bad-1", "bad-2"}},
+		{succeeded: 10, failed: 10, want: nil},
+		{succeeded: 1, failed: 2, want: []string{"ok-1", "ok-2", "ok-3"}},
+	}
+	for _, tt := range tests {
+		in := append([]*batchv1.Job(nil), all...)
+		if diff := cmp.Diff(tt.want, names(ToPrune(in, tt.succeeded, tt.failed))); diff != "" {
+			t.Errorf("ToPrune(%d, %d) (-want +got):\n%s", tt.succeeded, tt.failed, diff)
+		}
+	}
+}
+
+func TestHistoryLimitDefaults(t *testing.T) {
+	s, f := HistoryLimits(&batchv1alpha1.JobPolicy{})
+	if s != 3 || f != 1 {
+		t.Errorf("defaults %d, %d; want 3, 1", s, f)
+	}
+	zero := int32(0)
+	s, f = HistoryLimits(&batchv1alpha1.JobPolicy{SuccessfulJobsHistoryLimit: &zero, FailedJobsHistoryLimit: &zero})
+	if s != 0 || f != 0 {
+		t.Errorf("explicit zero %d, %d", s, f)
+	}
+}
+
+func TestOutcomeIgnoresEarlyConditions(t *testing.T) {
+	j := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionFalse},
+	}}}
+	if o := OutcomeOf(j); o.Finished() {
+		t.Errorf("outcome %+v of a Job whose Pods still run", o)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		policy batchv1alpha1.ConcurrencyPolicy
+		active int
+		want   Decision
+	}{
+		{"", 0, Start}, {"", 2, Start},
+		{batchv1alpha1.ConcurrencyPolicyAllow, 1, Start},
+		{batchv1alpha1.ConcurrencyPolicyForbid, 0, Start},
+		{batchv1alpha1.ConcurrencyPolicyForbid, 1, Skip},
+		{batchv1alpha1.ConcurrencyPolicyReplace, 0, Start},
+		{batchv1alpha1.ConcurrencyPolicyReplace, 1, ReplaceAndStart},
+	}
+	for _, tt := range tests {
+		if got := Decide(tt.policy, tt.active); got != tt.want {
+			t.Errorf("Decide(%q, %d) = %v, want %v", tt.policy, tt.active, got, tt.want)
+		}
+	}
+}
+
+func TestWithinDeadline(t *testing.T) {
+	slot := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		late     time.Duration
+		deadline int64
+		want     bool
+	}{
+		{0, 0, true}, {999 * time.Millisecond, 0, true}, {time.Second, 0, false},
+		{600 * time.Second, 600, true}, {601 * time.Second, 600, false},
+	}
+	for _, tt := range tests {
+		if got := WithinDeadline(slot, slot.Add(tt.late), tt.deadline); got != tt.want {
+			t.Errorf("late %v, deadline %ds: %v, want %v", tt.late, tt.deadline, got, tt.want)
+		}
+	}
+}
+
+var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func TestNames(t *testing.T) {
+	slot := time.Date(2036, 3, 21, 13, 53, 0, 0, time.UTC)
+	if got, want := ScheduledJobName("at-sample", slot), "at-sample-34828673"; got != want {
+		t.Errorf("ScheduledJobName = %s, want %s", got, want)
+	}
+	if got := SlotMinute(time.Date(1969, 12, 31, 23, 59, 30, 0, time.UTC)); got != -1 {
+		t.Errorf("SlotMinute before 1970 = %d, want -1", got)
+	}
+	if m, ok := ParseSlotMinute("at-sample", "at-sample-34828673"); !ok || m != 34828673 {
+		t.Errorf("ParseSlotMinute = %d, %v", m, ok)
+	}
+	if _, ok := ParseSlotMinute("at", "at-sample-34828673"); ok {
+		t.Error("ParseSlotMinute accepted another owner's Job")
+	}
+
+	a := EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6a"))
+	b := EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6b"))
+	if a == b || a != EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6a")) {
+		t.Errorf("EventJobName is not a function of the UID: %s, %s", a, b)
+	}
+	if !strings.HasPrefix(a, "eventjob-sample-") || len(a) != len("eventjob-sample-")+10 {
+		t.Errorf("EventJobName = %s", a)
+	}
+
+	// The longest owner name within the budget gives Job names that are valid label values
+	// (the Pods' job-name label) in the year 9999 too.
+	owner := strings.Repeat("a", MaxOwnerNameLength)
+	for _, name := range []string{
+		ScheduledJobName(owner, time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC)),
+		EventJobName(owner, "uid"),
+	} {
+		if errs := validation.IsValidLabelValue(name); len(errs) > 0 || !dns1123.MatchString(name) {
+			t.Errorf("%s: %v", name, errs)
+		}
+		if err := CheckJobName(name, "ScheduledJob", owner); err != nil {
+			t.Error(err)
+		}
+	}
+	if MaxOwnerNameLength != 52 {
+		t.Errorf("MaxOwnerNameLength = %d; the webhook and docs say 52", MaxOwnerNameLength)
+	}
+	if err := CheckJobName(EventJobName(owner+"b", "uid"), "EventJob", owner+"b"); err == nil {
+		t.Error("a name one character over the budget passed")
+	}
+}
+
+func TestNewJob(t *testing.T) {
+	owner := &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "ej", Namespace: "ns", UID: "ej-uid"}}
+	tmpl := &batchv1.JobTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x", LabelEventJob: "spoof"},
+			Annotations: map[string]string{"note": "n"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}},
+	}
+	j := NewJob(tmpl, Run{Name: "ej-abc", Namespace: "ns", Owner: owner,
+		OwnerGVK:    batchv1alpha1.GroupVersion.WithKind("EventJob"),
+		Labels:      map[string]string{LabelEventJob: "ej", LabelTriggerUID: "u"},
+		Annotations: map[string]string{AnnotationTriggerJob: "up"}})
+	if diff := cmp.Diff(map[string]string{"app": "x", LabelEventJob: "ej", LabelTriggerUID: "u"}, j.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"note": "n", AnnotationTriggerJob: "up"}, j.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if !IsControlledBy(j, owner) || ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
+		t.Errorf("controller %v, key %q", j.OwnerReferences, ControllerKeyOf(j))
+	}
+	tmpl.Labels["app"] = "changed"
+	if j.Labels["app"] != "x" {
+		t.Error("the Job shares its labels with the template")
+	}
+}

@@ -1,0 +1,590 @@
+package scheduledjob
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+func utc(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t.UTC()
+}
+
+func cronSJ(schedule, zone string, created time.Time) *batchv1alpha1.ScheduledJob {
+	return &batchv1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "report", Namespace: "ns", UID: "sj-uid", Generation: 1,
+			CreationTimestamp: metav1.NewTime(created)},
+		Spec: batchv1alpha1.ScheduledJobSpec{Schedule: schedule, TimeZone: zone,
+			StartingDeadlineSeconds: ptr.To[int64](600)},
+	}
+}
+
+func atSJ(at, zone string, created time.Time) *batchv1alpha1.ScheduledJob {
+	sj := cronSJ("", zone, created)
+	sj.Spec.At = at
+	return sj
+}
+
+// world is the test's stand-in for the API server: the ScheduledJob's stored status and its
+// Jobs. step runs one reconcile with the pure functions the reconciler uses.
+type world struct {
+	t       *testing.T
+	sj      *batchv1alpha1.ScheduledJob
+	jobs    []*batchv1.Job
+	created []time.Time // slots of the Jobs created, in order
+}
+
+func (w *world) step(now time.Time) plan {
+	w.t.Helper()
+	p := decide(w.sj, w.jobs, now)
+	var out outcome
+	for _, r := range p.replace {
+		w.remove(r.Name)
+	}
+	if !p.run.IsZero() {
+		j := w.job(p.run)
+		w.jobs = append(w.jobs, j)
+		w.created = append(w.created, p.run)
+		out = outcome{job: j, created: true}
+	}
+	w.sj.Status = *nextStatus(w.sj, &p, out, w.jobs, now)
+	return p
+}
+
+func (w *world) job(slot time.Time) *batchv1.Job {
+	return jobs.NewJob(&w.sj.Spec.JobTemplate, jobs.Run{
+		Name: jobs.ScheduledJobName(w.sj.Name, slot), Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
+		Labels:      map[string]string{jobs.LabelScheduledJob: w.sj.Name},
+		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(slot)},
+	})
+}
+
+func (w *world) remove(name string) {
+	for i, j := range w.jobs {
+		if j.Name == name {
+			w.jobs = append(w.jobs[:i], w.jobs[i+1:]...)
+			return
+		}
+	}
+}
+
+// finish gives every running Job the Complete condition.
+func (w *world) finish(now time.Time) {
+	for _, j := range w.jobs {
+		if !jobs.OutcomeOf(j).Finished() {
+			complete(j, now)
+		}
+	}
+}
+
+func complete(j *batchv1.Job, at time.Time) {
+	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{
+		Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)})
+}
+
+// run drives the world with a fake clock from `from` to `until`: each reconcile's RequeueAfter
+// sets the clock for the next one, exactly as the workqueue would; running Jobs finish a
+// second after they start.
+func (w *world) run(from, until time.Time) {
+	w.t.Helper()
+	clk := clocktesting.NewFakeClock(from)
+	for i := 0; clk.Now().Before(until); i++ {
+		if i > 100000 {
+			w.t.Fatal("the reconciler did not move forward (hot loop)")
+		}
+		p := w.step(clk.Now())
+		if p.requeueAfter <= 0 {
+			w.t.Fatalf("RequeueAfter %v at %s: the reconciler would never wake up", p.requeueAfter, clk.Now())
+		}
+		clk.Step(time.Second)
+		w.finish(clk.Now())
+		w.step(clk.Now()) // the Job event's reconcile
+		clk.SetTime(clk.Now().Add(p.requeueAfter - time.Second))
+	}
+}
+
+func TestCronSlotsAcrossDST(t *testing.T) {
+	tests := []struct {
+		name, schedule, zone string
+		from, until          time.Time
+		want                 []string
+	}{{
+		name: "New York spring forward: 02:30 does not exist and runs at the jump instant (03:00 EDT)",
+		// 2027-03-14: clocks jump from 02:00 EST to 03:00 EDT.
+		schedule: "30 2 * * *", zone: "America/New_York",
+		from: utc("2027-03-12T12:00:00Z"), until: utc("2027-03-15T12:00:00Z"),
+		want: []string{"2027-03-13T07:30:00Z", "2027-03-14T07:00:00Z", "2027-03-15T06:30:00Z"},
+	}, {
+		name: "New York fall back: 01:30 occurs twice and runs once, at its first occurrence (EDT)",
+		// 2027-11-07: clocks go back from 02:00 EDT to 01:00 EST.
+		schedule: "30 1 * * *", zone: "America/New_York",
+		from: utc("2027-11-05T12:00:00Z"), until: utc("2027-11-08T12:00:00Z"),
+		want: []string{"2027-11-06T05:30:00Z", "2027-11-07T05:30:00Z", "2027-11-08T06:30:00Z"},
+	}, {
+		name: "Berlin spring forward: 02:30 runs at 03:00 CEST",
+		// 2027-03-28: clocks jump from 02:00 CET to 03:00 CEST.
+		schedule: "30 2 * * *", zone: "Europe/Berlin",
+		from: utc("2027-03-26T12:00:00Z"), until: utc("2027-03-29T12:00:00Z"),
+		want: []string{"2027-03-27T01:30:00Z", "2027-03-28T01:00:00Z", "2027-03-29T00:30:00Z"},
+	}, {
+		name: "Berlin fall back: 02:30 occurs twice and runs once (CEST)",
+		// 2027-10-31: clocks go back from 03:00 CEST to 02:00 CET.
+		schedule: "30 2 * * *", zone: "Europe/Berlin",
+		from: utc("2027-10-29T12:00:00Z"), until: utc("2027-11-01T12:00:00Z"),
+		want: []string{"2027-10-30T00:30:00Z", "2027-10-31T00:30:00Z", "2027-11-01T01:30:00Z"},
+	}, {
+		name: "Berlin spring forward, every 20 minutes: the gap's slots and 03:00 run once, at the jump",
+		schedule: "*/20 1-3 28 3 *", zone: "Europe/Berlin",
+		from: utc("2027-03-27T12:00:00Z"), until: utc("2027-03-28T12:00:00Z"),
+		want: []string{
+			"2027-03-28T00:00:00Z", "2027-03-28T00:20:00Z", "2027-03-28T00:40:00Z", // 01:00-01:40 CET
+			"2027-03-28T01:00:00Z", // 02:00, 02:20, 02:40 (gap) and 03:00 CEST
+			"2027-03-28T01:20:00Z", "2027-03-28T01:40:00Z",
+		},
+	}, {
+		name: "New York fall back, every 30 minutes: the repeated hour runs once",
+		schedule: "*/30 0-2 7 11 *", zone: "America/New_York",
+		from: utc("2027-11-06T12:00:00Z"), until: utc("2027-11-07T12:00:00Z"),
+		want: []string{
+			"2027-11-07T04:00:00Z", "2027-11-07T04:30:00Z", // 00:00, 00:30 EDT
+			"2027-11-07T05:00:00Z", "2027-11-07T05:30:00Z", // 01:00, 01:30 EDT (not again in EST)
+			"2027-11-07T07:00:00Z", "2027-11-07T07:30:00Z", // 02:00, 02:30 EST
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &world{t: t, sj: cronSJ(tt.schedule, tt.zone, tt.from)}
+			w.sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](100)
+			w.run(tt.from, tt.until)
+			var got []string
+			for _, s := range w.created {
+				got = append(got, jobs.FormatTime(s))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			if w.sj.Status.MissedRuns != 0 {
+				t.Errorf("missedRuns = %d, want 0", w.sj.Status.MissedRuns)
+			}
+			seen := map[string]bool{}
+			for _, j := range w.jobs {
+				if seen[j.Name] {
+					t.Errorf("two Jobs named %s", j.Name)
+				}
+				seen[j.Name] = true
+			}
+		})
+	}
+}
+
+func TestCronRequeuesExactlyAtTheNextSlot(t *testing.T) {
+	created := utc("2027-03-14T06:10:07Z")
+	sj := cronSJ("30 2 * * *", "America/New_York", created)
+	now := created.Add(1500 * time.Millisecond)
+	p := decide(sj, nil, now)
+	// 02:30 is in the gap that day: the next run is at 03:00 EDT.
+	if want := utc("2027-03-14T07:00:00Z").Sub(now); p.requeueAfter != want {
+		t.Errorf("requeueAfter = %v, want %v", p.requeueAfter, want)
+	}
+	if !p.run.IsZero() {
+		t.Errorf("run = %s, want none", p.run)
+	}
+	st := nextStatus(sj, &p, outcome{}, nil, now)
+	if got := st.NextScheduleTime; got == nil || !got.Equal(&metav1.Time{Time: utc("2027-03-14T07:00:00Z")}) {
+		t.Errorf("nextScheduleTime = %v, want 2027-03-14T07:00:00Z", got)
+	}
+}
+
+func TestConcurrencyPolicy(t *testing.T) {
+	created := utc("2027-05-01T00:00:30Z")
+	slot := utc("2027-05-01T00:02:00Z")
+	running := func(w *world) *batchv1.Job { return w.job(utc("2027-05-01T00:01:00Z")) }
+	tests := []struct {
+		policy      batchv1alpha1.ConcurrencyPolicy
+		wantRun     bool
+		wantReplace int
+		wantMissed  int64
+	}{
+		{policy: "", wantRun: true},
+		{policy: batchv1alpha1.ConcurrencyPolicyAllow, wantRun: true},
+		{policy: batchv1alpha1.ConcurrencyPolicyForbid, wantMissed: 1},
+		{policy: batchv1alpha1.ConcurrencyPolicyReplace, wantRun: true, wantReplace: 1},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			w := &world{t: t, sj: cronSJ("* * * * *", "UTC", created)}
+			w.sj.Spec.ConcurrencyPolicy = tt.policy
+			w.sj.Status.LastScheduleTime = &metav1.Time{Time: utc("2027-05-01T00:01:00Z")}
+			w.jobs = []*batchv1.Job{running(w)}
+			p := w.step(slot.Add(10 * time.Millisecond))
+			if got := !p.run.IsZero(); got != tt.wantRun {
+				t.Errorf("run = %v, want %v", got, tt.wantRun)
+			}
+			if len(p.replace) != tt.wantReplace {
+				t.Errorf("replace = %d Jobs, want %d", len(p.replace), tt.wantReplace)
+			}
+			st := w.sj.Status
+			if st.MissedRuns != tt.wantMissed {
+				t.Errorf("missedRuns = %d, want %d", st.MissedRuns, tt.wantMissed)
+			}
+			wantActive := 1
+			if tt.wantRun && tt.wantReplace == 0 {
+				wantActive = 2
+			}
+			if len(st.Active) != wantActive {
+				t.Errorf("active = %v, want %d Jobs", st.Active, wantActive)
+			}
+			if tt.wantMissed > 0 {
+				if st.LastMissedTime == nil || !st.LastMissedTime.Time.Equal(slot) {
+					t.Errorf("lastMissedTime = %v, want %s", st.LastMissedTime, slot)
+				}
+				if st.LastScheduleTime.Time.Equal(slot) {
+					t.Error("a skipped slot is recorded as run")
+				}
+				// It does not run later either.
+				if p := w.step(slot.Add(30 * time.Second)); !p.run.IsZero() {
+					t.Errorf("the skipped slot ran later, at %s", p.run)
+				}
+			}
+		})
+	}
+}
+
+func TestDeadlineAndMissedRuns(t *testing.T) {
+	created := utc("2027-05-01T00:00:30Z")
+	tests := []struct {
+		name          string
+		deadline      int64
+		lastRun       string
+		now           time.Time
+		wantRun       string
+		wantMissed    int64
+		wantLastMiss  string
+		wantMissedWhy map[string]int64
+	}{{
+		name: "on time", deadline: 600, now: utc("2027-05-01T00:01:00.004Z"), wantRun: "2027-05-01T00:01:00Z",
+	}, {
+		name: "deadline 0 counts whole seconds: 900 ms late still runs", deadline: 0,
+		now: utc("2027-05-01T00:01:00.9Z"), wantRun: "2027-05-01T00:01:00Z",
+	}, {
+		name: "deadline 0, a second late: missed", deadline: 0, now: utc("2027-05-01T00:01:01Z"),
+		wantMissed: 1, wantLastMiss: "2027-05-01T00:01:00Z", wantMissedWhy: map[string]int64{jobs.MissDeadline: 1},
+	}, {
+		name: "down for 5 slots within the deadline: one catch-up (the latest), 4 missed", deadline: 600,
+		lastRun: "2027-05-01T00:10:00Z", now: utc("2027-05-01T00:15:30Z"), wantRun: "2027-05-01T00:15:00Z",
+		wantMissed: 4, wantLastMiss: "2027-05-01T00:14:00Z", wantMissedWhy: map[string]int64{jobs.MissSuperseded: 4},
+	}, {
+		name: "down past the deadline: nothing runs, every slot counted", deadline: 20,
+		lastRun: "2027-05-01T00:10:00Z", now: utc("2027-05-01T00:15:30Z").Add(2 * time.Minute),
+		wantMissed: 7, wantLastMiss: "2027-05-01T00:17:00Z",
+		wantMissedWhy: map[string]int64{jobs.MissSuperseded: 6, jobs.MissDeadline: 1},
+	}, {
+		name: "a month down with an every-minute schedule: counted, not listed", deadline: 600,
+		lastRun: "2027-05-01T00:10:00Z", now: utc("2027-06-01T00:10:00Z"), wantRun: "2027-06-01T00:10:00Z",
+		wantMissed: 31*24*60 - 1, wantLastMiss: "2027-06-01T00:09:00Z",
+		wantMissedWhy: map[string]int64{jobs.MissSuperseded: 31*24*60 - 1},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &world{t: t, sj: cronSJ("* * * * *", "UTC", created)}
+			w.sj.Spec.StartingDeadlineSeconds = ptr.To(tt.deadline)
+			if tt.lastRun != "" {
+				w.sj.Status.LastScheduleTime = &metav1.Time{Time: utc(tt.lastRun)}
+			}
+			p := w.step(tt.now)
+			if got := fmtOrEmpty(p.run); got != tt.wantRun {
+				t.Errorf("run = %q, want %q", got, tt.wantRun)
+			}
+			st := w.sj.Status
+			if st.MissedRuns != tt.wantMissed {
+				t.Errorf("missedRuns = %d, want %d", st.MissedRuns, tt.wantMissed)
+			}
+			if got := fmtOrEmpty(timeOr(st.LastMissedTime)); got != tt.wantLastMiss {
+				t.Errorf("lastMissedTime = %q, want %q", got, tt.wantLastMiss)
+			}
+			if diff := cmp.Diff(tt.wantMissedWhy, p.missed); diff != "" {
+				t.Errorf("missed by reason (-want +got):\n%s", diff)
+			}
+			// A second reconcile at the same instant counts nothing again and runs nothing.
+			before := st.MissedRuns
+			if p := w.step(tt.now); !p.run.IsZero() || w.sj.Status.MissedRuns != before {
+				t.Errorf("second reconcile: run %s, missedRuns %d → %d", p.run, before, w.sj.Status.MissedRuns)
+			}
+		})
+	}
+}
+
+// A Job was created but the status write failed (or the manager stopped in between): the
+// next reconcile must not create a second Job, must record the slot as run, and must still
+// count the slots that the first attempt found missed.
+func TestCreatedButStatusNotWritten(t *testing.T) {
+	w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
+	w.sj.Status.LastScheduleTime = &metav1.Time{Time: utc("2027-05-01T00:10:00Z")}
+	stored := w.sj.Status.DeepCopy()
+	now := utc("2027-05-01T00:13:20Z")
+	p := w.step(now) // runs 00:13, misses 00:11 and 00:12
+	if p.run.IsZero() {
+		t.Fatal("no run")
+	}
+	w.sj.Status = *stored // the status write "failed"
+	for _, later := range []time.Time{now, now.Add(20 * time.Second)} {
+		p = w.step(later)
+		if !p.run.IsZero() {
+			t.Fatalf("ran %s again at %s", p.run, later)
+		}
+	}
+	st := w.sj.Status
+	if got := st.LastScheduleTime.UTC(); !got.Equal(utc("2027-05-01T00:13:00Z")) {
+		t.Errorf("lastScheduleTime = %s, want 00:13", got)
+	}
+	if st.MissedRuns != 2 {
+		t.Errorf("missedRuns = %d, want 2", st.MissedRuns)
+	}
+	if len(w.created) != 1 {
+		t.Errorf("created %d Jobs, want 1", len(w.created))
+	}
+}
+
+// History limits and manual deletes: a slot whose Job is gone never runs again, because
+// status.lastScheduleTime is the record.
+func TestPrunedJobNeverRunsAgain(t *testing.T) {
+	w := &world{t: t, sj: cronSJ("*/5 * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
+	w.step(utc("2027-05-01T00:05:00Z"))
+	w.finish(utc("2027-05-01T00:05:10Z"))
+	w.jobs = nil // pruned, or deleted by hand
+	for _, now := range []time.Time{utc("2027-05-01T00:05:20Z"), utc("2027-05-01T00:09:59Z")} {
+		if p := w.step(now); !p.run.IsZero() {
+			t.Errorf("slot %s ran again at %s", p.run, now)
+		}
+	}
+	if len(w.created) != 1 {
+		t.Errorf("created %d Jobs, want 1", len(w.created))
+	}
+}
+
+func TestSuspend(t *testing.T) {
+	w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
+	w.sj.Spec.Suspend = true
+	for _, now := range []time.Time{utc("2027-05-01T00:01:00Z"), utc("2027-05-01T00:02:00Z")} {
+		p := w.step(now)
+		if !p.run.IsZero() {
+			t.Fatalf("ran %s while suspended", p.run)
+		}
+		if p.requeueAfter != time.Minute {
+			t.Errorf("requeueAfter = %v while suspended, want 1m (to record the slot)", p.requeueAfter)
+		}
+	}
+	st := w.sj.Status
+	if st.MissedRuns != 2 || st.NextScheduleTime != nil || st.Conditions[0].Reason != batchv1alpha1.ReasonSuspended {
+		t.Errorf("while suspended: missedRuns %d, next %v, condition %v", st.MissedRuns, st.NextScheduleTime, st.Conditions)
+	}
+	// Resumed 20 seconds after a slot: that slot fell due while suspended and does not run.
+	w.sj.Spec.Suspend = false
+	if p := w.step(utc("2027-05-01T00:02:20Z")); !p.run.IsZero() {
+		t.Errorf("ran %s, a slot that fell due while suspended", p.run)
+	}
+	if p := w.step(utc("2027-05-01T00:03:00Z")); !p.run.Equal(utc("2027-05-01T00:03:00Z")) {
+		t.Errorf("after resuming: run %s, want 00:03", p.run)
+	}
+}
+
+func TestOneShot(t *testing.T) {
+	created := utc("2027-03-14T05:00:00Z")
+	at := utc("2027-03-14T07:00:00Z") // 02:30 in New York does not exist that day: 03:00 EDT
+	w := &world{t: t, sj: atSJ("2027-03-14T02:30", "America/New_York", created)}
+
+	now := created.Add(1234 * time.Millisecond)
+	p := w.step(now)
+	if p.requeueAfter != at.Sub(now) || !p.run.IsZero() {
+		t.Fatalf("before the instant: requeueAfter %v, run %s; want %v and none", p.requeueAfter, p.run, at.Sub(now))
+	}
+	if got := w.sj.Status.Phase; got != batchv1alpha1.ScheduledJobPhasePending {
+		t.Errorf("phase %s, want Pending", got)
+	}
+	p = w.step(at)
+	if !p.run.Equal(at) || p.requeueAfter != 0 {
+		t.Fatalf("at the instant: run %s, requeueAfter %v; want %s and 0", p.run, p.requeueAfter, at)
+	}
+	if got, want := w.jobs[0].Name, "report-"+itoa(at.Unix()/60); got != want {
+		t.Errorf("Job name %s, want %s", got, want)
+	}
+	if got := w.sj.Status.Phase; got != batchv1alpha1.ScheduledJobPhaseRunning {
+		t.Errorf("phase %s, want Running", got)
+	}
+	if p := w.step(at.Add(time.Second)); !p.run.IsZero() {
+		t.Errorf("ran again")
+	}
+	complete(w.jobs[0], at.Add(time.Minute))
+	w.step(at.Add(time.Minute))
+	if got := w.sj.Status.Phase; got != batchv1alpha1.ScheduledJobPhaseSucceeded {
+		t.Errorf("phase %s, want Succeeded", got)
+	}
+	w.jobs = nil // pruned with successfulJobsHistoryLimit 0
+	if p := w.step(at.Add(2 * time.Minute)); !p.run.IsZero() || w.sj.Status.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded {
+		t.Errorf("after pruning: run %s, phase %s; want none and Succeeded", p.run, w.sj.Status.Phase)
+	}
+}
+
+func TestOneShotFailedAndDeleted(t *testing.T) {
+	at := utc("2027-05-01T10:00:00Z")
+	w := &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+	w.step(at)
+	w.jobs[0].Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	w.step(at.Add(time.Minute))
+	if got := w.sj.Status.Phase; got != batchv1alpha1.ScheduledJobPhaseFailed {
+		t.Errorf("phase %s, want Failed", got)
+	}
+
+	w = &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+	w.step(at)
+	w.jobs = nil // deleted while running
+	if p := w.step(at.Add(time.Minute)); !p.run.IsZero() {
+		t.Errorf("ran again after its Job was deleted")
+	}
+	if got := w.sj.Status.Phase; got != batchv1alpha1.ScheduledJobPhaseFailed {
+		t.Errorf("phase %s after the running Job was deleted, want Failed", got)
+	}
+}
+
+func TestOneShotMissed(t *testing.T) {
+	at := utc("2027-05-01T10:00:00Z")
+	tests := []struct {
+		name    string
+		suspend bool
+		now     time.Time
+		why     string
+	}{
+		{name: "deadline passed", now: at.Add(601 * time.Second), why: jobs.MissDeadline},
+		{name: "suspended at its instant", suspend: true, now: at, why: jobs.SkipSuspended},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+			w.sj.Spec.Suspend = tt.suspend
+			p := w.step(tt.now)
+			if !p.run.IsZero() || p.missed[tt.why] != 1 {
+				t.Fatalf("run %s, missed %v; want none and 1 %s", p.run, p.missed, tt.why)
+			}
+			st := w.sj.Status
+			if st.Phase != batchv1alpha1.ScheduledJobPhaseMissed || st.MissedRuns != 1 || !st.LastMissedTime.Time.Equal(at) {
+				t.Errorf("status %+v", st)
+			}
+			w.sj.Spec.Suspend = false
+			if p := w.step(tt.now.Add(time.Second)); !p.run.IsZero() || w.sj.Status.MissedRuns != 1 {
+				t.Errorf("later: run %s, missedRuns %d", p.run, w.sj.Status.MissedRuns)
+			}
+		})
+	}
+	// Within the deadline it still runs.
+	w := &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+	if p := w.step(at.Add(600 * time.Second)); !p.run.Equal(at) {
+		t.Errorf("600 s late with a deadline of 600 s: run %s, want %s", p.run, at)
+	}
+}
+
+func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
+	now := utc("2027-05-01T10:00:00Z")
+	tests := []struct {
+		name  string
+		sj    *batchv1alpha1.ScheduledJob
+		parse func(string) (timing.Cron, error)
+	}{
+		{name: "unknown zone", sj: cronSJ("* * * * *", "Mars/Olympus", now)},
+		{name: "bad cron", sj: cronSJ("61 * * * *", "UTC", now)},
+		{name: "TZ= prefix", sj: cronSJ("TZ= * * * * *", "UTC", now)},
+		{name: "bad at", sj: atSJ("2027-02-29T10:00", "UTC", now)},
+		{name: "parser panics", sj: cronSJ("* * * * *", "UTC", now),
+			parse: func(string) (timing.Cron, error) { panic("index out of range") }},
+		{name: "never fires", sj: cronSJ("0 0 30 2 *", "UTC", now),
+			parse: func(string) (timing.Cron, error) { return timing.Cron{}, nil }},
+		{name: "parser error", sj: cronSJ("* * * * *", "UTC", now),
+			parse: func(string) (timing.Cron, error) { return timing.Cron{}, errors.New("broken") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.parse != nil {
+				defer func(old func(string) (timing.Cron, error)) { parseCron = old }(parseCron)
+				parseCron = tt.parse
+			}
+			p := decide(tt.sj, nil, now)
+			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {
+				t.Fatalf("invalid %v, run %s, requeueAfter %v; want an error, no run, no requeue", p.invalid, p.run, p.requeueAfter)
+			}
+			st := nextStatus(tt.sj, &p, outcome{}, nil, now)
+			if c := st.Conditions[0]; c.Status != metav1.ConditionFalse || c.Reason != batchv1alpha1.ReasonInvalidSchedule {
+				t.Errorf("condition %+v", c)
+			}
+		})
+	}
+}
+
+func TestJobNamesAndLabels(t *testing.T) {
+	sj := atSJ("2036-03-21T13:53", "UTC", utc("2036-03-01T00:00:00Z"))
+	sj.Name = "at-sample"
+	sj.Spec.JobTemplate.Labels = map[string]string{"team": "a", jobs.LabelScheduledJob: "spoofed"}
+	at := utc("2036-03-21T13:53:00Z")
+	j := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{Name: jobs.ScheduledJobName(sj.Name, at), Namespace: "ns", Owner: sj, OwnerGVK: gvk,
+		Labels:      map[string]string{jobs.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(at)}})
+	if want := "at-sample-" + itoa(at.Unix()/60); j.Name != want {
+		t.Errorf("name %s, want %s", j.Name, want)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "a", jobs.LabelScheduledJob: "at-sample"}, j.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	ref := metav1.GetControllerOf(j)
+	if ref == nil || ref.UID != types.UID("sj-uid") || ref.Kind != "ScheduledJob" || !*ref.BlockOwnerDeletion {
+		t.Errorf("controller reference %+v", ref)
+	}
+	if got, _ := slotOf(sj.Name, j); !got.Equal(at) {
+		t.Errorf("slotOf = %s", got)
+	}
+	delete(j.Annotations, jobs.AnnotationScheduledTime)
+	if got, ok := slotOf(sj.Name, j); !ok || !got.Equal(at) {
+		t.Errorf("slotOf without the annotation = %s, %v", got, ok)
+	}
+}
+
+func TestNameOverBudgetIsAConditionNotARetry(t *testing.T) {
+	long := "a-very-long-scheduled-job-name-that-is-over-the-budget-x" // 56 characters
+	name := jobs.ScheduledJobName(long, utc("2027-05-01T10:00:00Z"))
+	if err := jobs.CheckJobName(name, "ScheduledJob", long); err == nil {
+		t.Fatalf("%s (%d characters) passed", name, len(name))
+	}
+	ok := long[:jobs.MaxOwnerNameLength]
+	if err := jobs.CheckJobName(jobs.ScheduledJobName(ok, utc("9999-12-31T23:59:00Z")), "ScheduledJob", ok); err != nil {
+		t.Errorf("a name within the budget failed in the year 9999: %v", err)
+	}
+}
+
+func fmtOrEmpty(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return jobs.FormatTime(t)
+}
+
+func timeOr(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+func itoa(n int64) string { return fmtInt(n) }

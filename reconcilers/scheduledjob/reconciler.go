@@ -1,0 +1,257 @@
+// Package scheduledjob reconciles ScheduledJobs: it owns the Jobs they create (one per slot,
+// named deterministically, controlled by the ScheduledJob) and their status. It watches
+// ScheduledJobs (spec changes) and the Jobs they control (to follow runs and prune history),
+// and wakes itself at the next slot with RequeueAfter; it never polls.
+//
+// The slots come from the time engine (api/timing): a one-shot's instant by the DST rule, or
+// the cron schedule's slots, once per wall-clock slot across DST. status.lastScheduleTime and
+// status.lastMissedTime are the record of which slots are done: a slot at or before them
+// never runs (again), whatever happens to its Job.
+package scheduledjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+// jobIndex finds a ScheduledJob's Jobs in the cache by their controller.
+const jobIndex = "batch.almanac.dev/scheduledjob-controller"
+
+var gvk = batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
+
+// Reconciler reconciles ScheduledJobs.
+type Reconciler struct {
+	// Client reads Jobs from the cache and writes Jobs and status.
+	Client client.Client
+	// APIReader reads around the cache: the ScheduledJob (its status is the record of what
+	// ran; a stale copy could run a pruned slot again) and Jobs the cache has not seen yet.
+	APIReader client.Reader
+	// Clock tells the time; tests inject a fake one.
+	Clock clock.PassiveClock
+	// Recorder records events on ScheduledJobs.
+	Recorder events.EventRecorder
+	// Options tune the controller (tests use a queue on a fake clock and skip the check for
+	// unique controller names).
+	Options controller.Options
+}
+
+// New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
+func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
+	return &Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Clock:     clk,
+		Recorder:  mgr.GetEventRecorder("almanac-scheduledjob"),
+	}
+}
+
+// SetupWithManager registers the reconciler and its Job index with mgr.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := jobs.IndexJobsByController(context.Background(), mgr.GetFieldIndexer(), jobIndex); err != nil {
+		return fmt.Errorf("failed to index Jobs by controller: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("scheduledjob").
+		// Our own status writes change no generation and need no reconcile.
+		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		WithOptions(r.Options).
+		Complete(r)
+}
+
+// +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs/status,verbs=patch
+// +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile starts the Job of a due slot, records missed slots, follows the Jobs into status,
+// prunes history, and asks to be woken at the next slot.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sj := &batchv1alpha1.ScheduledJob{}
+	if err := r.APIReader.Get(ctx, req.NamespacedName, sj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !sj.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // Its Jobs go with it through their ownerReferences.
+	}
+	owned, err := r.ownedJobs(ctx, sj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	p := decide(sj, owned, now)
+	out, err := r.execute(ctx, sj, &p, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := nextStatus(sj, &p, out, owned, now)
+	if err := r.writeStatus(ctx, sj, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	current := currentJobs(owned, p.replace, out.job)
+	r.report(sj, status, &p, out, current)
+	if err := r.prune(ctx, sj, current); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// ownedJobs returns the Jobs that sj controls. The cache may not have caught up with a Job
+// created a moment ago, so the ones that status lists as active, and the one-shot's, are
+// looked up directly when the cache does not have them.
+func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+	list := &batchv1.JobList{}
+	key := jobs.ControllerKey(gvk.Group, gvk.Kind, sj.Name)
+	if err := r.Client.List(ctx, list, client.InNamespace(sj.Namespace), client.MatchingFields{jobIndex: key}); err != nil {
+		return nil, fmt.Errorf("failed to list the Jobs of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
+	}
+	var owned []*batchv1.Job
+	seen := map[string]bool{}
+	for i := range list.Items {
+		if j := &list.Items[i]; jobs.IsControlledBy(j, sj) {
+			owned = append(owned, j)
+			seen[j.Name] = true
+		}
+	}
+	var expected []string
+	for _, ref := range sj.Status.Active {
+		expected = append(expected, ref.Name)
+	}
+	if s, err := compile(&sj.Spec); err == nil && s.oneShot() {
+		expected = append(expected, jobs.ScheduledJobName(sj.Name, s.at))
+	}
+	for _, name := range expected {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		j := &batchv1.Job{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: name}, j)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("failed to get Job %s/%s: %w", sj.Namespace, name, err)
+		case jobs.IsControlledBy(j, sj):
+			owned = append(owned, j)
+		}
+	}
+	return owned, nil
+}
+
+// execute deletes the Jobs that Replace replaces and creates the Job of plan.run. AlreadyExists
+// on a Job we control is success: an earlier attempt created it. User errors (a name over
+// budget, a Job of that name that is not ours, a template the API server rejects) count the
+// slot as not run and become the Ready condition; API errors are returned for a retry.
+func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time) (outcome, error) {
+	if p.run.IsZero() {
+		return outcome{}, nil
+	}
+	name := jobs.ScheduledJobName(sj.Name, p.run)
+	if err := jobs.CheckJobName(name, gvk.Kind, sj.Name); err != nil {
+		return notRun(p, batchv1alpha1.ReasonJobNameTooLong, err.Error()), nil
+	}
+	for _, old := range p.replace {
+		if err := deleteJob(ctx, r.Client, old); err != nil {
+			return outcome{}, err
+		}
+		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
+			"Deleted running Job %s for the run at %s (concurrencyPolicy Replace)", old.Name, describe(sj, p.run))
+	}
+	job := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{
+		Name:        name,
+		Namespace:   sj.Namespace,
+		Owner:       sj,
+		OwnerGVK:    gvk,
+		Labels:      map[string]string{jobs.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(p.run)},
+	})
+	err := r.Client.Create(ctx, job)
+	switch {
+	case err == nil:
+		jobs.RunsStarted.WithLabelValues(jobs.KindScheduledJob).Inc()
+		jobs.ScheduleLag.Observe(r.Clock.Since(p.run).Seconds())
+		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "slot", jobs.FormatTime(p.run), "lag", now.Sub(p.run))
+		r.Recorder.Eventf(sj, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
+			"Created Job %s for the run at %s", name, describe(sj, p.run))
+		return outcome{job: job, created: true}, nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &batchv1.Job{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
+			return outcome{}, fmt.Errorf("failed to get Job %s/%s: %w", sj.Namespace, name, err)
+		}
+		if jobs.IsControlledBy(existing, sj) {
+			return outcome{job: existing}, nil
+		}
+		return notRun(p, batchv1alpha1.ReasonJobConflict, fmt.Sprintf(
+			"Job %s exists and is not controlled by this ScheduledJob; the run at %s did not start", name, describe(sj, p.run))), nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		return notRun(p, batchv1alpha1.ReasonJobInvalid, fmt.Sprintf("the run at %s did not start: %v", describe(sj, p.run), err)), nil
+	default:
+		return outcome{}, fmt.Errorf("failed to create Job %s/%s: %w", sj.Namespace, name, err)
+	}
+}
+
+// notRun counts plan.run as not run, for a condition reason.
+func notRun(p *plan, reason, msg string) outcome {
+	p.addMiss(p.run, reason)
+	p.run, p.replace = time.Time{}, nil
+	return outcome{failReason: reason, failMessage: msg}
+}
+
+// writeStatus patches status when it changed, with optimistic locking: a concurrent writer
+// makes the patch fail, and the retry starts from a fresh read.
+func (r *Reconciler) writeStatus(ctx context.Context, sj *batchv1alpha1.ScheduledJob, status *batchv1alpha1.ScheduledJobStatus) error {
+	if equality.Semantic.DeepEqual(&sj.Status, status) {
+		return nil
+	}
+	patched := sj.DeepCopy()
+	patched.Status = *status
+	if err := r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to patch the status of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
+	}
+	return nil
+}
+
+// prune deletes the finished Jobs beyond the history limits. It runs after status was
+// written, so every pruned Job's slot is at or before status.lastScheduleTime.
+func (r *Reconciler) prune(ctx context.Context, sj *batchv1alpha1.ScheduledJob, current []*batchv1.Job) error {
+	succeeded, failed := jobs.HistoryLimits(&sj.Spec.JobPolicy)
+	for _, j := range jobs.ToPrune(current, succeeded, failed) {
+		if err := deleteJob(ctx, r.Client, j); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(sj, j, corev1.EventTypeNormal, jobs.EventJobPruned, jobs.ActionDelete,
+			"Deleted finished Job %s (history limits: %d succeeded, %d failed)", j.Name, succeeded, failed)
+	}
+	return nil
+}
+
+// deleteJob deletes a Job and, in the background, its Pods; a Job already gone, or replaced
+// by another of the same name, is left alone.
+func deleteJob(ctx context.Context, c client.Client, j *batchv1.Job) error {
+	err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &j.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete Job %s/%s: %w", j.Namespace, j.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package scheduledjob
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+// report records the events and metrics of what the just-written status says happened: each
+// transition is reported once, after it is recorded, so that a failed status write and its
+// retry do not report it twice.
+func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, p *plan, out outcome, current []*batchv1.Job) {
+	old := &sj.Status
+	if ready := meta.FindStatusCondition(st.Conditions, batchv1alpha1.ConditionReady); ready != nil && ready.Status == metav1.ConditionFalse {
+		if prev := meta.FindStatusCondition(old.Conditions, batchv1alpha1.ConditionReady); out.failReason != "" ||
+			prev == nil || prev.Reason != ready.Reason || prev.Message != ready.Message {
+			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, ready.Reason, jobs.ActionSchedule, "%s", ready.Message)
+		}
+	}
+	r.reportMisses(sj, p)
+	if sj.Spec.At != "" {
+		r.reportPhase(sj, old.Phase, st.Phase, current)
+		return
+	}
+	// Jobs that status listed as running and that have finished since.
+	byName := map[string]*batchv1.Job{}
+	for _, j := range current {
+		byName[j.Name] = j
+	}
+	for _, ref := range old.Active {
+		if j := byName[ref.Name]; j != nil {
+			r.reportFinished(sj, j)
+		}
+	}
+}
+
+func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
+	if len(p.missed) == 0 {
+		return
+	}
+	missed, skipped := map[string]int64{}, map[string]int64{}
+	for reason, n := range p.missed {
+		switch reason {
+		case jobs.MissDeadline, jobs.MissSuperseded:
+			missed[reason] = n
+			jobs.RunsMissed.WithLabelValues(jobs.KindScheduledJob, reason).Add(float64(n))
+		default:
+			skipped[reason] = n
+			jobs.RunsSkipped.WithLabelValues(jobs.KindScheduledJob, reason).Add(float64(n))
+		}
+	}
+	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", deadline(sj))
+	if len(missed) > 0 {
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunsMissed, jobs.ActionSkip,
+			"Did not run %s slot(s), the latest at %s: %s", describeMisses(missed), describe(sj, p.lastMissed), deadlineNote)
+	}
+	if len(skipped) > 0 {
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventRunSkipped, jobs.ActionSkip,
+			"Skipped %s run(s), the latest at %s", describeMisses(skipped), describe(sj, p.lastMissed))
+	}
+}
+
+// reportPhase reports a one-shot's phase changes.
+func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv1alpha1.ScheduledJobPhase, current []*batchv1.Job) {
+	s, err := compile(&sj.Spec)
+	if from == to || err != nil {
+		return
+	}
+	var job *batchv1.Job
+	for _, j := range current {
+		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) {
+			job = j
+		}
+	}
+	switch to {
+	case batchv1alpha1.ScheduledJobPhasePending:
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventScheduled, jobs.ActionSchedule,
+			"The Job runs at %s", describe(sj, s.at))
+	case batchv1alpha1.ScheduledJobPhaseSucceeded, batchv1alpha1.ScheduledJobPhaseFailed:
+		if job != nil {
+			r.reportFinished(sj, job)
+			return
+		}
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventJobDeleted, jobs.ActionObserve,
+			"The Job %s was deleted before it finished", jobs.ScheduledJobName(sj.Name, s.at))
+	}
+}
+
+func (r *Reconciler) reportFinished(sj *batchv1alpha1.ScheduledJob, j *batchv1.Job) {
+	switch jobs.OutcomeOf(j).Type {
+	case batchv1.JobComplete:
+		r.Recorder.Eventf(sj, j, corev1.EventTypeNormal, jobs.EventJobSucceeded, jobs.ActionObserve, "Job %s completed", j.Name)
+	case batchv1.JobFailed:
+		r.Recorder.Eventf(sj, j, corev1.EventTypeWarning, jobs.EventJobFailed, jobs.ActionObserve, "Job %s failed", j.Name)
+	}
+}

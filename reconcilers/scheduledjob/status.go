@@ -1,0 +1,199 @@
+package scheduledjob
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+// outcome is what executing a plan did.
+type outcome struct {
+	// job is the Job of plan.run (created now, or found created by an earlier attempt).
+	job *batchv1.Job
+	// created is true when this attempt created job.
+	created bool
+	// failReason and failMessage say why plan.run could not get a Job (a condition reason);
+	// the slot is then counted as not run.
+	failReason, failMessage string
+}
+
+// nextStatus computes the status from the old one, the plan and what executing it did. It
+// is a pure function: the reconciler writes the result only when it differs.
+func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*batchv1.Job, now time.Time) *batchv1alpha1.ScheduledJobStatus {
+	st := sj.Status.DeepCopy()
+	st.ObservedGeneration = sj.Generation
+	if p.invalid != nil {
+		st.NextScheduleTime = nil
+		setReady(st, sj.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonInvalidSchedule, p.invalid.Error())
+		return st
+	}
+	st.LastScheduleTime = laterOf(st.LastScheduleTime, p.ran)
+	if out.job != nil {
+		st.LastScheduleTime = laterOf(st.LastScheduleTime, p.run)
+	}
+	st.MissedRuns += p.missedTotal()
+	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
+
+	current := currentJobs(owned, p.replace, out.job)
+	st.Active = jobs.References(jobs.Active(current))
+	st.NextScheduleTime = nil
+	if !p.next.IsZero() && !sj.Spec.Suspend {
+		st.NextScheduleTime = &metav1.Time{Time: p.next}
+	}
+	st.Phase = phase(sj, st, current)
+	readyCondition(sj, st, out, now)
+	return st
+}
+
+// currentJobs is the Jobs of the ScheduledJob after executing the plan.
+func currentJobs(owned, replaced []*batchv1.Job, created *batchv1.Job) []*batchv1.Job {
+	gone := map[string]bool{}
+	for _, j := range replaced {
+		gone[j.Name] = true
+	}
+	var out []*batchv1.Job
+	for _, j := range owned {
+		if !gone[j.Name] && (created == nil || j.Name != created.Name) {
+			out = append(out, j)
+		}
+	}
+	if created != nil {
+		out = append(out, created)
+	}
+	return out
+}
+
+// phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot
+// follows its Job to Succeeded or Failed, or is Missed.
+func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
+	if sj.Spec.At == "" {
+		if len(st.Active) > 0 {
+			return batchv1alpha1.ScheduledJobPhaseRunning
+		}
+		return batchv1alpha1.ScheduledJobPhasePending
+	}
+	s, err := compile(&sj.Spec)
+	if err != nil {
+		return st.Phase
+	}
+	for _, j := range current {
+		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) {
+			return jobPhase(j)
+		}
+	}
+	switch {
+	case st.LastScheduleTime != nil && !s.at.After(st.LastScheduleTime.Time):
+		// It ran and its Job is gone: keep the outcome that status recorded.
+		if terminal(st.Phase) && st.Phase != batchv1alpha1.ScheduledJobPhaseMissed {
+			return st.Phase
+		}
+		return batchv1alpha1.ScheduledJobPhaseFailed
+	case st.LastMissedTime != nil && !s.at.After(st.LastMissedTime.Time):
+		return batchv1alpha1.ScheduledJobPhaseMissed
+	default:
+		return batchv1alpha1.ScheduledJobPhasePending
+	}
+}
+
+func jobPhase(j *batchv1.Job) batchv1alpha1.ScheduledJobPhase {
+	switch jobs.OutcomeOf(j).Type {
+	case batchv1.JobComplete:
+		return batchv1alpha1.ScheduledJobPhaseSucceeded
+	case batchv1.JobFailed:
+		return batchv1alpha1.ScheduledJobPhaseFailed
+	default:
+		return batchv1alpha1.ScheduledJobPhaseRunning
+	}
+}
+
+func terminal(p batchv1alpha1.ScheduledJobPhase) bool {
+	return p == batchv1alpha1.ScheduledJobPhaseSucceeded || p == batchv1alpha1.ScheduledJobPhaseFailed ||
+		p == batchv1alpha1.ScheduledJobPhaseMissed
+}
+
+// readyCondition sets Ready. A failure to create a Job stays on the condition until a later
+// Job is created or the spec changes, so that a one-shot keeps saying why it did not run.
+func readyCondition(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, out outcome, now time.Time) {
+	switch old := meta.FindStatusCondition(sj.Status.Conditions, batchv1alpha1.ConditionReady); {
+	case out.failReason != "":
+		setReady(st, sj.Generation, now, metav1.ConditionFalse, out.failReason, out.failMessage)
+	case old != nil && jobFailure(old.Reason) && out.job == nil && old.ObservedGeneration == sj.Generation:
+		// Keep it.
+	case sj.Spec.Suspend:
+		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonSuspended,
+			"spec.suspend is true: no Job starts, and runs that fall due are not started later")
+	case st.NextScheduleTime != nil:
+		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonScheduled,
+			"Next run at "+describe(sj, st.NextScheduleTime.Time))
+	default:
+		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonCompleted,
+			"The one-shot has no run left; phase "+string(st.Phase))
+	}
+}
+
+func jobFailure(reason string) bool {
+	switch reason {
+	case batchv1alpha1.ReasonJobConflict, batchv1alpha1.ReasonJobInvalid, batchv1alpha1.ReasonJobNameTooLong:
+		return true
+	}
+	return false
+}
+
+// setReady sets the Ready condition; its lastTransitionTime comes from the injected clock.
+func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type:               batchv1alpha1.ConditionReady,
+		Status:             status,
+		Reason:             reason,
+		Message:            msg,
+		ObservedGeneration: gen,
+		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
+	})
+}
+
+// describe renders an instant in UTC and, when the zone is not UTC, as wall time in the
+// ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
+func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
+	s := jobs.FormatTime(t)
+	if sched, err := compile(&sj.Spec); err == nil && sched.loc != time.UTC && sched.loc.String() != "UTC" {
+		s += " (" + t.In(sched.loc).Format("2006-01-02 15:04 MST") + " in " + sched.loc.String() + ")"
+	}
+	return s
+}
+
+// describeMisses renders the misses of a plan: "2 superseded, 1 ConcurrencyForbid".
+func describeMisses(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func laterOf(old *metav1.Time, t time.Time) *metav1.Time {
+	if t.IsZero() || old != nil && !t.After(old.Time) {
+		return old
+	}
+	return &metav1.Time{Time: t.UTC()}
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,230 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+func newEJ(ns, name string, kind batchv1alpha1.TriggerKind, upstream string) *batchv1alpha1.EventJob {
+	return &batchv1alpha1.EventJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1alpha1.EventJobSpec{
+			Trigger:   batchv1alpha1.Trigger{Kind: kind, Name: upstream},
+			JobPolicy: batchv1alpha1.JobPolicy{JobTemplate: jobTemplate()},
+		},
+	}
+}
+
+func newCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
+	t.Helper()
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1.CronJobSpec{Schedule: "*/5 * * * *", JobTemplate: jobTemplate()}}
+	if err := env.Client.Create(context.Background(), cj); err != nil {
+		t.Fatal(err)
+	}
+	return cj
+}
+
+// upstreamJob creates a Job controlled by owner (nil: no controller).
+func upstreamJob(t *testing.T, ns, name string, owner client.Object, kind string) *batchv1.Job {
+	t.Helper()
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: jobTemplate().Spec}
+	if owner != nil {
+		j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: kind, Name: owner.GetName(),
+			UID: owner.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	}
+	if err := env.Client.Create(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// An EventJob starts one Job per upstream Job that completes after it was created, including
+// completions while the manager is down, and never again: not after restarts, not after its
+// Jobs are pruned, not after the upstream Jobs are deleted. A third of its status writes fail.
+func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
+	rnd := seeded(t)
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	f := &faults{statusFailRate: 0.3, rnd: rand.New(rand.NewPCG(rnd.Uint64(), 2))}
+	rec := recordJobs(t, ns)
+	ctx := context.Background()
+	cj := newCronJob(t, ns, "nightly")
+
+	// Finished before the EventJob existed: never fires.
+	before := upstreamJob(t, ns, "nightly-0", cj, "CronJob")
+	finishJob(t, ns, before.Name, batchv1.JobComplete, time.Now().Add(-time.Minute))
+
+	ej := newEJ(ns, "after-nightly", batchv1alpha1.TriggerKindCronJob, "nightly")
+	ej.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+	if err := env.Client.Create(ctx, ej); err != nil {
+		t.Fatal(err)
+	}
+	created := getEJ(t, ns, ej.Name).CreationTimestamp.Time
+	m := startManager(t, ns, clk, f)
+
+	var want []string // downstream Job names, one per completed upstream Job
+	var down int
+	for i := 1; i <= 10; i++ {
+		up := upstreamJob(t, ns, fmt.Sprintf("nightly-%d", i), cj, "CronJob")
+		stopped := rnd.IntN(3) == 0
+		if stopped {
+			m.Stop() // this one completes while the manager is down
+		}
+		cond := batchv1.JobComplete
+		if rnd.IntN(4) == 0 {
+			cond = batchv1.JobFailed // does not match type Complete
+		}
+		at := time.Now()
+		if at.Before(created) {
+			at = created
+		}
+		finishJob(t, ns, up.Name, cond, at)
+		if cond == batchv1.JobComplete {
+			want = append(want, jobs.EventJobName(ej.Name, up.UID))
+		}
+		if stopped || rnd.IntN(4) == 0 {
+			m.Stop()
+			m = startManager(t, ns, clk, f)
+			down++
+		}
+		for _, name := range want {
+			eventually(t, "downstream Job "+name, func() (bool, error) {
+				c, _ := rec.snapshot()
+				return c[name] > 0, nil
+			})
+		}
+		// Finish the downstream Jobs so that the history limit prunes them.
+		for _, j := range jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name}) {
+			if !jobs.OutcomeOf(&j).Finished() {
+				finishJob(t, ns, j.Name, batchv1.JobComplete, time.Now())
+			}
+		}
+	}
+	eventually(t, "status counts every run", func() (bool, error) {
+		st := getEJ(t, ns, ej.Name).Status
+		return st.TriggerCount == int64(len(want)) && len(st.Active) == 0, nil
+	})
+	eventually(t, "history pruned to 1 succeeded Job", func() (bool, error) {
+		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name})) <= 1, nil
+	})
+	// The CronJob prunes its own history too; then two more restarts.
+	for i := 0; i <= 5; i++ {
+		// Background: Jobs default to orphaning their Pods, which needs the garbage collector.
+		if err := env.Client.Delete(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("nightly-%d", i)}},
+			client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Stop()
+	m = startManager(t, ns, clk, f)
+	m.Stop()
+	startManager(t, ns, clk, f)
+	time.Sleep(500 * time.Millisecond)
+
+	if dups := rec.duplicates(); len(dups) > 0 {
+		t.Errorf("upstream Jobs that started two runs: %v", dups)
+	}
+	counts, _ := rec.snapshot()
+	var got []string
+	for name := range counts {
+		if name != before.Name && !isUpstream(name) {
+			got = append(got, name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("downstream Jobs created: %v, want %v", got, want)
+	}
+	for _, name := range want {
+		if counts[name] != 1 {
+			t.Errorf("%s created %d times, want 1", name, counts[name])
+		}
+	}
+	st := getEJ(t, ns, ej.Name).Status
+	if st.TriggerCount != int64(len(want)) {
+		t.Errorf("triggerCount %d, want %d", st.TriggerCount, len(want))
+	}
+	// Entries leave the watermark with their upstream Jobs (unless the downstream Job is kept).
+	if n := len(st.Watermark.Handled); n > 6 {
+		t.Errorf("watermark keeps %d entries; at most the 5 upstream Jobs left and 1 downstream Job", n)
+	}
+	t.Logf("%d runs, %d manager restarts, %d injected status-write failures, watermark %d entries",
+		len(want), down, f.injected, len(st.Watermark.Handled))
+}
+
+func isUpstream(name string) bool {
+	var i int
+	_, err := fmt.Sscanf(name, "nightly-%d", &i)
+	return err == nil
+}
+
+// A → B → C: B follows the Job "a", C follows B's Jobs. Each runs once, in order.
+func TestEventJobChain(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	rec := recordJobs(t, ns)
+	for _, ej := range []*batchv1alpha1.EventJob{
+		newEJ(ns, "b", batchv1alpha1.TriggerKindJob, "a"),
+		newEJ(ns, "c", batchv1alpha1.TriggerKindEventJob, "b"),
+	} {
+		if err := env.Client.Create(ctx, ej); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := upstreamJob(t, ns, "a", nil, "")
+	time.Sleep(200 * time.Millisecond)
+	if got := jobsIn(t, ns, nil); len(got) != 1 {
+		t.Fatalf("Jobs before a finished: %d", len(got))
+	}
+	finishJob(t, ns, "a", batchv1.JobComplete, time.Now())
+	bJob := jobs.EventJobName("b", a.UID)
+	eventually(t, "B's Job", func() (bool, error) { return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "b"})) == 1, nil })
+	time.Sleep(200 * time.Millisecond)
+	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "c"}); len(got) != 0 {
+		t.Fatalf("C ran before B's Job finished: %s", got[0].Name)
+	}
+	b := &batchv1.Job{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: bJob}, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Annotations[jobs.AnnotationTriggerJob] != "a" || b.Labels[jobs.LabelTriggerUID] != string(a.UID) ||
+		b.Annotations[jobs.AnnotationTriggerCondition] != "Complete" {
+		t.Errorf("B's Job labels %v annotations %v", b.Labels, b.Annotations)
+	}
+	finishJob(t, ns, bJob, batchv1.JobComplete, time.Now())
+	cJob := jobs.EventJobName("c", b.UID)
+	eventually(t, "C's Job", func() (bool, error) {
+		c, _ := rec.snapshot()
+		return c[cJob] == 1, nil
+	})
+	_, order := rec.snapshot()
+	if !equal(order, []string{"a", bJob, cJob}) {
+		t.Errorf("creation order %v, want a, %s, %s", order, bJob, cJob)
+	}
+	c := &batchv1.Job{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cJob}, c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Annotations[jobs.AnnotationTriggerJob] != bJob {
+		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[jobs.AnnotationTriggerJob], bJob)
+	}
+	finishJob(t, ns, cJob, batchv1.JobComplete, time.Now())
+	time.Sleep(200 * time.Millisecond)
+	if _, order := rec.snapshot(); len(order) != 3 {
+		t.Errorf("Jobs created: %v", order)
+	}
+}

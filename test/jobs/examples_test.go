@@ -1,0 +1,118 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/test/testenv"
+)
+
+// applyExample creates every object of an examples/ file in ns.
+func applyExample(t *testing.T, ns, file string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return
+		} else if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		u.SetNamespace(ns)
+		if err := env.Client.Create(context.Background(), u); err != nil {
+			t.Fatalf("%s: %s %s: %v", file, u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// The "at" controller's sample, migrated: at-sample creates Job at-sample-<slot> at
+// 2036-03-21 13:53 UTC, once.
+func TestExampleAt(t *testing.T) {
+	ns := namespace(t)
+	at := time.Date(2036, 3, 21, 13, 53, 0, 0, time.UTC)
+	clk := newTestClock(t, at.Add(-time.Minute))
+	startManager(t, ns, clk, nil)
+	applyExample(t, ns, "scheduledjob-at.yaml")
+	eventually(t, "Pending until 13:53", func() (bool, error) {
+		return getSJ(t, ns, "at-sample").Status.Phase == batchv1alpha1.ScheduledJobPhasePending, nil
+	})
+	clk.JumpTo(at.Add(-time.Second))
+	time.Sleep(200 * time.Millisecond)
+	if got := jobsIn(t, ns, nil); len(got) != 0 {
+		t.Fatalf("Job %s created before 13:53", got[0].Name)
+	}
+	clk.JumpTo(at)
+	want := "at-sample-" + "34828673" // 2036-03-21T13:53Z in Unix minutes
+	if got := jobs.ScheduledJobName("at-sample", at); got != want {
+		t.Fatalf("name %s, want %s", got, want)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("status %+v events %v", getSJ(t, ns, "at-sample").Status, eventReasons(t, ns, "at-sample"))
+		}
+	}()
+	eventually(t, "Job "+want, func() (bool, error) {
+		j := &batchv1.Job{}
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: want}, j)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	finishJob(t, ns, want, batchv1.JobComplete, at.Add(31*time.Second))
+	eventually(t, "phase Succeeded", func() (bool, error) {
+		return getSJ(t, ns, "at-sample").Status.Phase == batchv1alpha1.ScheduledJobPhaseSucceeded, nil
+	})
+	if got := jobsIn(t, ns, nil); len(got) != 1 {
+		t.Errorf("%d Jobs, want 1", len(got))
+	}
+}
+
+// kitagry's EventJob sample, migrated: eventjob-sample runs once after a Job of the CronJob
+// "hello" completes.
+func TestExampleEventJob(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	applyExample(t, ns, "eventjob.yaml")
+	cj := &batchv1.CronJob{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "hello"}, cj); err != nil {
+		t.Fatal(err)
+	}
+	// What the CronJob controller would create at */5.
+	up := upstreamJob(t, ns, "hello-29000000", cj, "CronJob")
+	time.Sleep(200 * time.Millisecond)
+	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"}); len(got) != 0 {
+		t.Fatalf("ran before the upstream Job completed: %s", got[0].Name)
+	}
+	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	want := jobs.EventJobName("eventjob-sample", up.UID)
+	eventually(t, "Job "+want, func() (bool, error) {
+		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"})) == 1, nil
+	})
+	j := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"})[0]
+	if j.Name != want || j.Spec.Template.Spec.Containers[0].Name != "hello-event-job" {
+		t.Errorf("Job %s with container %s", j.Name, j.Spec.Template.Spec.Containers[0].Name)
+	}
+	eventually(t, "status", func() (bool, error) {
+		st := getEJ(t, ns, "eventjob-sample").Status
+		return st.TriggerCount == 1 && st.LastTrigger != nil && st.LastTrigger.JobName == up.Name, nil
+	})
+}

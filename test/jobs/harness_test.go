@@ -1,0 +1,426 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
+	"github.com/almanac-dev/almanac/reconcilers/scheme"
+)
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(discard{}))) // a manager per test: keep the output readable
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// testClock is a fake clock that runs at real speed, so that work-queue backoffs and retries
+// happen, and that tests jump to the instants they check. It only jumps while the
+// reconcilers' queues are idle: a reconcile computes RequeueAfter from the time it read, and a
+// jump between that read and the queue's AddAfter would move the wake-up by the jump (a race
+// that a real clock does not have).
+type testClock struct {
+	*clocktesting.FakeClock
+	stop chan struct{}
+	once sync.Once
+
+	mu     sync.Mutex
+	queues []*trackingQueue
+}
+
+func newTestClock(t *testing.T, start time.Time) *testClock {
+	c := &testClock{FakeClock: clocktesting.NewFakeClock(start), stop: make(chan struct{})}
+	go func() {
+		const tick = 5 * time.Millisecond
+		ticker := time.NewTicker(tick)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-ticker.C:
+				c.Step(tick)
+			}
+		}
+	}()
+	t.Cleanup(func() { c.once.Do(func() { close(c.stop) }) })
+	return c
+}
+
+// JumpTo moves the clock forward to t (never back), once the reconcilers are idle.
+func (c *testClock) JumpTo(t time.Time) {
+	c.waitIdle()
+	if d := t.Sub(c.Now()); d > 0 {
+		c.Step(d)
+	}
+}
+
+// waitIdle waits (up to 5 s) until no queue has an item ready or in a reconcile, twice in a
+// row 10 ms apart.
+func (c *testClock) waitIdle() {
+	deadline := time.Now().Add(5 * time.Second)
+	for quiet := 0; quiet < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		quiet++
+		c.mu.Lock()
+		for _, q := range c.queues {
+			if !q.ShuttingDown() && (q.Len() > 0 || q.busy.Load() > 0) {
+				quiet = 0
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// newQueue returns a controller work queue on this clock that reports when it is busy.
+func (c *testClock) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	q := &trackingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
+		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: c}),
+		clk: c, started: map[reconcile.Request]time.Time{}}
+	c.mu.Lock()
+	c.queues = append(c.queues, q)
+	c.mu.Unlock()
+	return q
+}
+
+// trackingQueue counts the items handed to a worker and not yet done (controller-runtime
+// calls Done after it has requeued the item, so a busy count of 0 means no RequeueAfter is
+// pending), and anchors RequeueAfter to the time the reconcile started: a reconcile reads the
+// clock right after Get, and if a test jumps the clock before the reconcile returns, the
+// wake-up must still be at the instant the reconcile asked for, not a jump later.
+type trackingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	clk  clock.PassiveClock
+	busy atomic.Int64
+
+	mu      sync.Mutex
+	started map[reconcile.Request]time.Time
+}
+
+func (q *trackingQueue) Get() (reconcile.Request, bool) {
+	item, shutdown := q.TypedRateLimitingInterface.Get()
+	if !shutdown {
+		q.busy.Add(1)
+		q.mu.Lock()
+		q.started[item] = q.clk.Now()
+		q.mu.Unlock()
+	}
+	return item, shutdown
+}
+
+func (q *trackingQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	q.mu.Lock()
+	if start, ok := q.started[item]; ok {
+		d = start.Add(d).Sub(q.clk.Now())
+	}
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.AddAfter(item, d)
+}
+
+func (q *trackingQueue) Done(item reconcile.Request) {
+	q.mu.Lock()
+	delete(q.started, item)
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.Done(item)
+	q.busy.Add(-1)
+}
+
+// faults injects failures into the reconcilers' status writes.
+type faults struct {
+	mu sync.Mutex
+	// statusFailRate is the probability that a status patch fails (after the reconcile
+	// created its Jobs).
+	statusFailRate float64
+	rnd            *rand.Rand
+	injected       int
+}
+
+func (f *faults) failStatus() bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rnd.Float64() < f.statusFailRate {
+		f.injected++
+		return true
+	}
+	return false
+}
+
+type flakyClient struct {
+	client.Client
+	f *faults
+}
+
+func (c flakyClient) Status() client.SubResourceWriter { return flakyStatus{c.Client.Status(), c.f} }
+
+var statusCalls atomic.Int64
+
+type flakyStatus struct {
+	client.SubResourceWriter
+	f *faults
+}
+
+func (s flakyStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	statusCalls.Add(1)
+	if s.f.failStatus() {
+		return errors.New("injected: status write failed")
+	}
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// manager is a running almanac manager with the two Job reconcilers, in one namespace.
+type manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startManager starts a manager whose reconcilers and work queues run on clk.
+func startManager(t *testing.T, ns string, clk *testClock, f *faults) *manager {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := controller.Options{
+		SkipNameValidation: ptr.To(true),
+		NewQueue:           clk.newQueue,
+	}
+	sj := scheduledjob.New(mgr, clk)
+	sj.Options = opts
+	ej := eventjob.New(mgr, clk)
+	ej.Options = opts
+	if f != nil {
+		sj.Client = flakyClient{sj.Client, f}
+		ej.Client = flakyClient{ej.Client, f}
+	}
+	if err := sj.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := ej.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Stop stops the manager and waits until it has (idempotent).
+func (m *manager) Stop() {
+	if m.cancel == nil {
+		return
+	}
+	m.cancel()
+	m.cancel = nil
+	<-m.done
+}
+
+// namespace creates a namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobs-"}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// jobTemplate is a minimal valid Job template.
+func jobTemplate() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"true"}}},
+	}}}}
+}
+
+// finishJob writes a Job's status the way the Job controller does when its Pods are done:
+// SuccessCriteriaMet (or FailureTarget) first, then Complete (or Failed), with the counts
+// and times that the API server's validation requires.
+func finishJob(t *testing.T, ns, name string, cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
+	t.Helper()
+	ctx := context.Background()
+	j := &batchv1.Job{}
+	err := retryOnConflict(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j); err != nil {
+			return err
+		}
+		now := metav1.NewTime(at)
+		j.Status.StartTime = &now
+		j.Status.Ready = ptr.To[int32](0)
+		j.Status.Active = 0
+		switch cond {
+		case batchv1.JobComplete:
+			j.Status.Succeeded = 1
+			j.Status.CompletionTime = &now
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now, LastProbeTime: now},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now, LastProbeTime: now},
+			}
+		case batchv1.JobFailed:
+			j.Status.Failed = 1
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now, LastProbeTime: now},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now, LastProbeTime: now},
+			}
+		}
+		return env.Client.Status().Update(ctx, j)
+	})
+	if err != nil {
+		t.Fatalf("failed to finish Job %s/%s: %v", ns, name, err)
+	}
+	return j
+}
+
+func retryOnConflict(f func() error) error {
+	for {
+		if err := f(); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+}
+
+// eventually polls cond every 10 ms for up to 20 s (the API server shares two cores with
+// other test packages in CI).
+func eventually(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 20*time.Second, true,
+		func(context.Context) (bool, error) { return cond() })
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// jobsIn lists the Jobs in ns that match the labels.
+func jobsIn(t *testing.T, ns string, labels client.MatchingLabels) []batchv1.Job {
+	t.Helper()
+	list := &batchv1.JobList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns), labels); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func getSJ(t *testing.T, ns, name string) *batchv1alpha1.ScheduledJob {
+	t.Helper()
+	sj := &batchv1alpha1.ScheduledJob{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
+		t.Fatal(err)
+	}
+	return sj
+}
+
+func getEJ(t *testing.T, ns, name string) *batchv1alpha1.EventJob {
+	t.Helper()
+	ej := &batchv1alpha1.EventJob{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, ej); err != nil {
+		t.Fatal(err)
+	}
+	return ej
+}
+
+// jobRecorder counts, from a watch, every time a Job name is created in a namespace: a second
+// creation of one name (after a prune or delete) is a duplicate run even though the two Jobs
+// never coexist.
+type jobRecorder struct {
+	mu      sync.Mutex
+	created map[string]int
+	order   []string
+	stop    func()
+}
+
+func recordJobs(t *testing.T, ns string) *jobRecorder {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &batchv1.JobList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &jobRecorder{created: map[string]int{}, stop: w.Stop}
+	go func() {
+		for ev := range w.ResultChan() {
+			if j, ok := ev.Object.(*batchv1.Job); ok && ev.Type == "ADDED" {
+				r.mu.Lock()
+				r.created[j.Name]++
+				r.order = append(r.order, j.Name)
+				r.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return r
+}
+
+func (r *jobRecorder) snapshot() (map[string]int, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := make(map[string]int, len(r.created))
+	for k, v := range r.created {
+		m[k] = v
+	}
+	return m, append([]string(nil), r.order...)
+}
+
+func (r *jobRecorder) duplicates() []string {
+	m, _ := r.snapshot()
+	var out []string
+	for name, n := range m {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s×%d", name, n))
+		}
+	}
+	return out
+}
+
+// eventReasons returns the reasons of the events.k8s.io Events about an object.
+func eventReasons(t *testing.T, ns, name string) map[string]int {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range list.Items {
+		if e.Regarding.Name == name {
+			out[e.Reason]++
+		}
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
+)
+
+func newSJ(ns, name string) *batchv1alpha1.ScheduledJob {
+	return &batchv1alpha1.ScheduledJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1alpha1.ScheduledJobSpec{
+			TimeZone:  "UTC",
+			JobPolicy: batchv1alpha1.JobPolicy{JobTemplate: jobTemplate()},
+		},
+	}
+}
+
+// nextMinute is the first whole minute at least `lead` after t.
+func nextMinute(t time.Time, lead time.Duration) time.Time {
+	return t.Add(lead).Truncate(time.Minute).Add(time.Minute)
+}
+
+// A one-shot creates its Job at its instant, not before, and its phase follows the Job.
+func TestOneShotRunsAtItsInstant(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+
+	at := nextMinute(clk.Now(), 2*time.Minute)
+	sj := newSJ(ns, "once")
+	sj.Spec.At = at.In(time.UTC).Format("2006-01-02T15:04")
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "phase Pending with nextScheduleTime", func() (bool, error) {
+		st := getSJ(t, ns, "once").Status
+		return st.Phase == batchv1alpha1.ScheduledJobPhasePending && st.NextScheduleTime != nil && st.NextScheduleTime.Time.Equal(at), nil
+	})
+
+	clk.JumpTo(at.Add(-time.Second))
+	time.Sleep(300 * time.Millisecond) // the fake clock is still before the instant
+	if got := jobsIn(t, ns, nil); len(got) != 0 {
+		t.Fatalf("Job created before its instant: %s", got[0].Name)
+	}
+
+	clk.JumpTo(at)
+	name := jobs.ScheduledJobName("once", at)
+	eventually(t, "Job "+name+" created at the instant", func() (bool, error) {
+		return len(jobsIn(t, ns, nil)) == 1, nil
+	})
+	job := jobsIn(t, ns, nil)[0]
+	if job.Name != name {
+		t.Errorf("Job name %s, want %s", job.Name, name)
+	}
+	if got := job.Annotations[jobs.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
+		t.Errorf("scheduled-time %q", got)
+	}
+	if got := job.Labels[jobs.LabelScheduledJob]; got != "once" {
+		t.Errorf("scheduled-job label %q", got)
+	}
+	if ref := metav1.GetControllerOf(&job); ref == nil || ref.Kind != "ScheduledJob" || ref.Name != "once" {
+		t.Errorf("controller %+v", ref)
+	}
+	eventually(t, "phase Running", func() (bool, error) {
+		st := getSJ(t, ns, "once").Status
+		return st.Phase == batchv1alpha1.ScheduledJobPhaseRunning && len(st.Active) == 1 && st.LastScheduleTime != nil, nil
+	})
+
+	finishJob(t, ns, name, batchv1.JobComplete, clk.Now())
+	eventually(t, "phase Succeeded", func() (bool, error) {
+		st := getSJ(t, ns, "once").Status
+		return st.Phase == batchv1alpha1.ScheduledJobPhaseSucceeded && len(st.Active) == 0 && st.NextScheduleTime == nil, nil
+	})
+	eventually(t, "events for each step", func() (bool, error) {
+		ev := eventReasons(t, ns, "once")
+		return ev[jobs.EventScheduled] > 0 && ev[jobs.EventJobCreated] > 0 && ev[jobs.EventJobSucceeded] > 0, nil
+	})
+}
+
+func TestOneShotFailedPhase(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "fails")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(context.Background(), sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at.Add(5 * time.Second))
+	eventually(t, "Job created", func() (bool, error) { return len(jobsIn(t, ns, nil)) == 1, nil })
+	finishJob(t, ns, jobs.ScheduledJobName("fails", at), batchv1.JobFailed, clk.Now())
+	eventually(t, "phase Failed", func() (bool, error) {
+		return getSJ(t, ns, "fails").Status.Phase == batchv1alpha1.ScheduledJobPhaseFailed, nil
+	})
+}
+
+// A one-shot whose deadline passed while the manager was stopped becomes Missed and creates
+// nothing.
+func TestOneShotMissedWhileStopped(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	m := startManager(t, ns, clk, nil)
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "late")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](30)
+	if err := env.Client.Create(context.Background(), sj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "phase Pending", func() (bool, error) {
+		return getSJ(t, ns, "late").Status.Phase == batchv1alpha1.ScheduledJobPhasePending, nil
+	})
+	m.Stop()
+	clk.JumpTo(at.Add(31 * time.Second))
+	startManager(t, ns, clk, nil)
+	eventually(t, "phase Missed", func() (bool, error) {
+		st := getSJ(t, ns, "late").Status
+		return st.Phase == batchv1alpha1.ScheduledJobPhaseMissed && st.MissedRuns == 1 &&
+			st.LastMissedTime != nil && st.LastMissedTime.Time.Equal(at), nil
+	})
+	time.Sleep(300 * time.Millisecond)
+	if got := jobsIn(t, ns, nil); len(got) != 0 {
+		t.Errorf("a missed one-shot created Job %s", got[0].Name)
+	}
+	if ev := eventReasons(t, ns, "late"); ev[jobs.EventRunsMissed] == 0 {
+		t.Errorf("no %s event: %v", jobs.EventRunsMissed, ev)
+	}
+	if st := getSJ(t, ns, "late").Status; st.LastScheduleTime != nil {
+		t.Errorf("lastScheduleTime %v for a run that never started", st.LastScheduleTime)
+	}
+}
+
+// A Job of the run's name that someone else created is left alone and reported.
+func TestJobNameConflict(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	at := nextMinute(clk.Now(), time.Minute)
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.ScheduledJobName("clash", at)},
+		Spec: jobTemplate().Spec}
+	if err := env.Client.Create(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	sj := newSJ(ns, "clash")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(context.Background(), sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at)
+	eventually(t, "Ready=False JobConflict and phase Missed", func() (bool, error) {
+		st := getSJ(t, ns, "clash").Status
+		for _, c := range st.Conditions {
+			if c.Type == batchv1alpha1.ConditionReady && c.Reason == batchv1alpha1.ReasonJobConflict {
+				return st.Phase == batchv1alpha1.ScheduledJobPhaseMissed, nil
+			}
+		}
+		return false, nil
+	})
+	got := &batchv1.Job{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID {
+		t.Errorf("the foreign Job was touched: %v", err)
+	}
+}
