@@ -1,0 +1,134 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const chartGenerated = "../../charts/almanac/templates/generated"
+
+// TestChartMatchesConfig fails when the chart's generated templates differ from what
+// config/ (controller-gen's output) gives today: run `make manifests chart`.
+func TestChartMatchesConfig(t *testing.T) {
+	want, err := Generate("../../config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	entries, err := os.ReadDir(chartGenerated)
+	if err != nil {
+		t.Fatalf("%v: run `make chart`", err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(chartGenerated, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Name()] = b
+	}
+	for name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("charts/almanac/templates/generated/%s is missing; run `make chart`", name)
+		}
+	}
+	for name, g := range got {
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("charts/almanac/templates/generated/%s is no longer generated from config/; run `make chart`", name)
+			continue
+		}
+		if diff := cmp.Diff(string(w), string(g)); diff != "" {
+			t.Errorf("charts/almanac/templates/generated/%s drifted from config/ (-config +chart); run `make chart`:\n%s", name, diff)
+		}
+	}
+}
+
+// copyConfig copies ../../config/crd into a temporary config folder and adds the given
+// rbac/role.yaml and webhook/manifests.yaml.
+func copyConfig(t *testing.T, role, webhooks string) string {
+	t.Helper()
+	dir := t.TempDir()
+	crds, err := filepath.Glob("../../config/crd/bases/*.yaml")
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "crd", "bases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crds {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "crd", "bases", filepath.Base(c)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, content := range map[string]string{"rbac/role.yaml": role, "webhook/manifests.yaml": webhooks} {
+		if content == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestGenerateRefuses: the generator is where the chart's promises are enforced.
+func TestGenerateRefuses(t *testing.T) {
+	role := readTestdata(t, "role.yaml")
+	webhooks := readTestdata(t, "webhooks.yaml")
+	tests := []struct {
+		name, role, webhooks, wantErr string
+	}{
+		{"a wildcard verb", strings.Replace(role, "  - watch\n", "  - '*'\n", 1), webhooks, "wildcard"},
+		{"cluster-wide Secrets", role + "- apiGroups:\n  - \"\"\n  resources:\n  - secrets\n  verbs:\n  - get\n", webhooks, "Secrets in every namespace"},
+		{"a webhook on another group", role, strings.Replace(webhooks, "- batch.almanac.dev", "- apps", 1), `intercepts API group "apps"`},
+		{"a webhook on every operation", role, strings.Replace(webhooks, "- CREATE", "- '*'", 1), "every operation"},
+		{"a webhook with side effects", role, strings.Replace(webhooks, "sideEffects: None", "sideEffects: Some", 1), "sideEffects"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Generate(copyConfig(t, tc.role, tc.webhooks))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Generate = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+	// The unmodified fixtures pass, and the output has the chart's webhook settings.
+	files, err := Generate(copyConfig(t, role, webhooks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"failurePolicy: {{ .Values.webhook.failurePolicy }}",
+		"timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}",
+		"sideEffects: None",
+		"!has(object.metadata.deletionTimestamp)",
+		`{{- include "almanac.webhookCABundle" . | nindent 4 }}`,
+	} {
+		if !strings.Contains(string(files["webhooks.yaml"]), want) {
+			t.Errorf("webhooks.yaml lacks %q", want)
+		}
+	}
+	if strings.Contains(string(files["webhooks.yaml"]), "caBundle:") {
+		t.Error("webhooks.yaml renders a caBundle of its own")
+	}
+}

@@ -1,0 +1,707 @@
+package install
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
+
+	"github.com/almanac-dev/almanac/certs"
+	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/test/testenv"
+)
+
+// The chart is installed as release "almanac" in almanac-system, so its names are the
+// manager's defaults.
+const (
+	release   = "almanac"
+	releaseNS = "almanac-system"
+)
+
+// helmBin is the pinned Helm that the Makefile installs and exports as HELM.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("HELM")
+	if h == "" {
+		t.Fatal("HELM is not set: run these tests through `make chart-test` or `make unit`, which install the pinned Helm and export HELM, or set HELM to a Helm 4 binary")
+	}
+	if _, err := os.Stat(h); err != nil {
+		t.Fatalf("HELM=%s: %v: run `make helm` to install the pinned Helm", h, err)
+	}
+	return h
+}
+
+// runHelm runs helm with its caches in a temporary folder and the given kubeconfig (may be
+// empty for offline commands).
+func runHelm(t *testing.T, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helmBin(t), args...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home, "KUBECONFIG="+kubeconfig)
+	cmd.Dir = testenv.RepoRoot()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// chartAPIServer is a second API server, without almanac's CRDs (the chart installs them)
+// but with cert-manager's (so that the cert-manager mode's objects can be validated).
+var chartAPIServer struct {
+	once       sync.Once
+	env        *envtest.Environment
+	cfg        *rest.Config
+	kubeconfig string
+	client     client.Client
+	err        error
+}
+
+func chartEnv(t *testing.T) (*rest.Config, client.Client, string) {
+	t.Helper()
+	s := &chartAPIServer
+	s.once.Do(func() {
+		crds, err := certManagerCRDs()
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.env = &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
+		if s.cfg, s.err = s.env.Start(); s.err != nil {
+			return
+		}
+		dir, err := os.MkdirTemp("", "almanac-chart-")
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.kubeconfig = filepath.Join(dir, "kubeconfig")
+		if s.err = os.WriteFile(s.kubeconfig, s.env.KubeConfig, 0o600); s.err != nil {
+			return
+		}
+		s.client, s.err = client.New(s.cfg, client.Options{Scheme: scheme.Scheme})
+	})
+	if s.err != nil {
+		t.Fatalf("failed to start the chart's API server: %v", s.err)
+	}
+	return s.cfg, s.client, s.kubeconfig
+}
+
+func stopChartEnv() {
+	if chartAPIServer.env != nil {
+		_ = chartAPIServer.env.Stop()
+		_ = os.RemoveAll(filepath.Dir(chartAPIServer.kubeconfig))
+	}
+}
+
+// certManagerCRDs is cert-manager's CRD folder in the module cache, at the version almanac
+// builds with.
+func certManagerCRDs() (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m github.com/cert-manager/cert-manager: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds"), nil
+}
+
+// strictScheme knows every kind the chart renders except the ServiceMonitor.
+var strictScheme = func() *runtime.Scheme {
+	s := scheme.New()
+	if err := cmapi.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// serviceMonitor mirrors the fields of monitoring.coreos.com/v1 ServiceMonitor that the chart
+// uses (almanac does not depend on prometheus-operator's Go module); decoded strictly, it
+// catches misspelled or misplaced fields.
+type serviceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector  metav1.LabelSelector `json:"selector"`
+		Endpoints []struct {
+			Port            string `json:"port"`
+			Scheme          string `json:"scheme"`
+			Path            string `json:"path"`
+			Interval        string `json:"interval"`
+			ScrapeTimeout   string `json:"scrapeTimeout"`
+			BearerTokenFile string `json:"bearerTokenFile"`
+			TLSConfig       struct {
+				InsecureSkipVerify bool   `json:"insecureSkipVerify"`
+				ServerName         string `json:"serverName"`
+			} `json:"tlsConfig"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// rendered is one object of a rendered chart: typed, and as unstructured for the API server.
+type rendered struct {
+	obj runtime.Object
+	u   *unstructured.Unstructured
+}
+
+// decodeStrict decodes every document of a rendered chart into its Go type, refusing unknown
+// and duplicate fields.
+func decodeStrict(t *testing.T, manifest string) []rendered {
+	t.Helper()
+	codec := json.NewSerializerWithOptions(json.DefaultMetaFactory, strictScheme, strictScheme, json.SerializerOptions{Yaml: true, Strict: true})
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	var out []rendered
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatalf("rendered YAML does not parse: %v\n%s", err, doc)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetKind() == "ServiceMonitor" {
+			sm := &serviceMonitor{}
+			if err := yaml.UnmarshalStrict(doc, sm); err != nil {
+				t.Fatalf("ServiceMonitor: %v\n%s", err, doc)
+			}
+			out = append(out, rendered{obj: nil, u: u})
+			continue
+		}
+		obj, _, err := codec.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s %s does not decode strictly: %v\n%s", u.GetKind(), u.GetName(), err, doc)
+		}
+		out = append(out, rendered{obj: obj, u: u})
+	}
+}
+
+func find[T runtime.Object](objs []rendered) []T {
+	var out []T
+	for _, o := range objs {
+		if v, ok := o.obj.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+type renderCase struct {
+	name     string
+	args     []string
+	mode     certs.Mode
+	replicas int32
+}
+
+var renderCases = []renderCase{
+	{name: "self-managed", mode: certs.ModeSelfManaged, replicas: 2},
+	{name: "cert-manager", args: []string{"--set", "certificates.mode=cert-manager"}, mode: certs.ModeCertManager, replicas: 2},
+	{name: "cert-manager with a ClusterIssuer", args: []string{
+		"--set", "certificates.mode=cert-manager", "--set", "certificates.certManager.issuerRef.name=corp-ca", "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer",
+	}, mode: certs.ModeCertManager, replicas: 2},
+	{name: "external", args: []string{
+		"--set", "certificates.mode=external", "--set", "certificates.external.secretName=almanac-tls", "--set-file", "certificates.external.caBundle=test/install/testdata/external-ca.crt",
+	}, mode: certs.ModeExternal, replicas: 2},
+	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3},
+}
+
+func TestHelmLint(t *testing.T) {
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if out, err := runHelm(t, "", append([]string{"lint", "--strict", "charts/almanac"}, tc.args...)...); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+	// The schema refuses what the templates would silently ignore or render wrong.
+	for _, bad := range [][]string{
+		{"--set", "certificates.mode=self-signed"},
+		{"--set", "certificates.mode=external"},
+		{"--set", "replicas=2"},
+		{"--set", "webhook.failurePolicy=fail"},
+	} {
+		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
+			t.Errorf("helm template %v succeeded, want a schema error", bad)
+		}
+	}
+}
+
+// TestHelmTemplate renders the chart in each certificate mode and with HA values, decodes
+// every object strictly into its Go type, checks what the chart promises, and has the API
+// server validate every object with a server-side dry-run create.
+func TestHelmTemplate(t *testing.T) {
+	_, c, _ := chartEnv(t)
+	ctx := context.Background()
+	for _, n := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "render"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "restricted", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}},
+	} {
+		if err := c.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	externalCA, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "test", "install", "testdata", "external-ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"template", release, "charts/almanac", "--namespace", "render"}, tc.args...)
+			manifest, err := runHelm(t, "", args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := runHelm(t, "", args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if manifest != again {
+				t.Fatal("two renders of the same values differ (a GitOps tool would see drift)")
+			}
+			objs := decodeStrict(t, manifest)
+			if got := strings.Contains(manifest, "caBundle:"); got != (tc.mode == certs.ModeExternal) {
+				t.Errorf("the chart renders a caBundle: %v, want it only in external mode", got)
+			}
+			checkWebhooks(t, objs, tc.mode, externalCA)
+			checkRBAC(t, objs)
+			checkDeployment(t, objs, tc)
+			checkCertificates(t, objs, tc.mode)
+			if pdbs := find[*policyv1.PodDisruptionBudget](objs); len(pdbs) != 1 {
+				t.Errorf("%d PodDisruptionBudgets, want 1", len(pdbs))
+			}
+			dryRun(t, c, objs)
+			podSecurity(t, c, objs)
+		})
+	}
+}
+
+func checkWebhooks(t *testing.T, objs []rendered, mode certs.Mode, externalCA []byte) {
+	t.Helper()
+	groups := map[string]bool{"autoscaling.almanac.dev": true, "batch.almanac.dev": true}
+	type hook struct {
+		name      string
+		cc        admissionregistrationv1.WebhookClientConfig
+		fp        *admissionregistrationv1.FailurePolicyType
+		se        *admissionregistrationv1.SideEffectClass
+		timeout   *int32
+		rules     []admissionregistrationv1.RuleWithOperations
+		conds     []admissionregistrationv1.MatchCondition
+		annotated string
+	}
+	var hooks []hook
+	for _, m := range find[*admissionregistrationv1.MutatingWebhookConfiguration](objs) {
+		for _, w := range m.Webhooks {
+			hooks = append(hooks, hook{w.Name, w.ClientConfig, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.Rules, w.MatchConditions, m.Annotations["cert-manager.io/inject-ca-from"]})
+		}
+	}
+	for _, v := range find[*admissionregistrationv1.ValidatingWebhookConfiguration](objs) {
+		for _, w := range v.Webhooks {
+			hooks = append(hooks, hook{w.Name, w.ClientConfig, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.Rules, w.MatchConditions, v.Annotations["cert-manager.io/inject-ca-from"]})
+		}
+	}
+	if len(hooks) == 0 {
+		t.Fatal("no webhooks rendered")
+	}
+	for _, h := range hooks {
+		if h.fp == nil || *h.fp != admissionregistrationv1.Fail || h.se == nil || *h.se != admissionregistrationv1.SideEffectClassNone || h.timeout == nil || *h.timeout != 5 {
+			t.Errorf("webhook %s: failurePolicy %v, sideEffects %v, timeoutSeconds %v; want Fail, None, 5", h.name, h.fp, h.se, h.timeout)
+		}
+		if h.cc.Service == nil || h.cc.Service.Name != "almanac-webhook" || h.cc.Service.Namespace != "render" || h.cc.URL != nil {
+			t.Errorf("webhook %s: clientConfig %+v, want the Service almanac-webhook in render", h.name, h.cc)
+		}
+		for _, r := range h.rules {
+			for _, g := range r.APIGroups {
+				if !groups[g] {
+					t.Errorf("webhook %s intercepts group %q", h.name, g)
+				}
+			}
+		}
+		if !slices.ContainsFunc(h.conds, func(c admissionregistrationv1.MatchCondition) bool {
+			return strings.Contains(c.Expression, "!has(object.metadata.deletionTimestamp)")
+		}) {
+			t.Errorf("webhook %s does not skip objects being deleted", h.name)
+		}
+		switch mode {
+		case certs.ModeExternal:
+			if !bytes.Equal(h.cc.CABundle, externalCA) {
+				t.Errorf("webhook %s: caBundle is not the given CA", h.name)
+			}
+		case certs.ModeCertManager:
+			if h.annotated != "render/almanac-webhook" {
+				t.Errorf("webhook %s: inject-ca-from %q, want render/almanac-webhook", h.name, h.annotated)
+			}
+		default:
+			if h.annotated != "" {
+				t.Errorf("webhook %s is annotated for cert-manager in %s mode", h.name, mode)
+			}
+		}
+	}
+}
+
+func checkRBAC(t *testing.T, objs []rendered) {
+	t.Helper()
+	wild := func(where string, rules []rbacv1.PolicyRule) {
+		for _, r := range rules {
+			for _, l := range [][]string{r.APIGroups, r.Resources, r.Verbs, r.ResourceNames, r.NonResourceURLs} {
+				if slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "*") }) {
+					t.Errorf("%s has a wildcard: %+v", where, r)
+				}
+			}
+		}
+	}
+	for _, cr := range find[*rbacv1.ClusterRole](objs) {
+		wild("ClusterRole "+cr.Name, cr.Rules)
+		for _, r := range cr.Rules {
+			if slices.Contains(r.Resources, "secrets") {
+				t.Errorf("ClusterRole %s grants Secrets cluster-wide: %+v", cr.Name, r)
+			}
+		}
+	}
+	for _, role := range find[*rbacv1.Role](objs) {
+		wild("Role "+role.Name, role.Rules)
+		for _, r := range role.Rules {
+			if slices.Contains(r.Resources, "secrets") && len(r.ResourceNames) == 0 && !slices.Equal(r.Verbs, []string{"create"}) {
+				t.Errorf("Role %s grants Secrets without naming them: %+v", role.Name, r)
+			}
+		}
+	}
+}
+
+func checkDeployment(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	deps := find[*appsv1.Deployment](objs)
+	if len(deps) != 1 {
+		t.Fatalf("%d Deployments, want 1", len(deps))
+	}
+	d := deps[0]
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
+		t.Errorf("replicas %v, want %d", d.Spec.Replicas, tc.replicas)
+	}
+	pod := d.Spec.Template.Spec
+	if len(pod.TopologySpreadConstraints) == 0 {
+		t.Error("no topologySpreadConstraints")
+	}
+	c := pod.Containers[0]
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe == nil {
+		t.Error("the manager lacks its probes")
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Error("the manager lacks resource requests and a memory limit")
+	}
+	for _, want := range []string{"--leader-elect=true", "--cert-mode=" + string(tc.mode), "--mutating-webhook-configuration=almanac-webhook", "--validating-webhook-configuration=almanac-webhook"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("manager args %v lack %s", c.Args, want)
+		}
+	}
+	mounted := slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil })
+	if mounted != (tc.mode != certs.ModeSelfManaged) {
+		t.Errorf("a certificate Secret is mounted: %v, want it only outside self-managed mode", mounted)
+	}
+}
+
+func checkCertificates(t *testing.T, objs []rendered, mode certs.Mode) {
+	t.Helper()
+	certsOut := find[*cmapi.Certificate](objs)
+	issuers := find[*cmapi.Issuer](objs)
+	switch mode {
+	case certs.ModeCertManager:
+		var webhookCert *cmapi.Certificate
+		for _, c := range certsOut {
+			if c.Name == "almanac-webhook" {
+				webhookCert = c
+			}
+		}
+		if webhookCert == nil {
+			t.Fatal("no Certificate almanac-webhook")
+		}
+		if !slices.Contains(webhookCert.Spec.DNSNames, "almanac-webhook.render.svc") {
+			t.Errorf("the Certificate's dnsNames %v lack the Service's", webhookCert.Spec.DNSNames)
+		}
+		if webhookCert.Spec.IssuerRef.Name == "corp-ca" {
+			if len(issuers) != 0 || webhookCert.Spec.IssuerRef.Kind != "ClusterIssuer" {
+				t.Errorf("with a given issuer the chart renders %d Issuers and refers to kind %q", len(issuers), webhookCert.Spec.IssuerRef.Kind)
+			}
+		} else if len(issuers) != 2 || len(certsOut) != 2 {
+			t.Errorf("the issuer chain has %d Issuers and %d Certificates, want 2 and 2", len(issuers), len(certsOut))
+		}
+	default:
+		if len(certsOut)+len(issuers) != 0 {
+			t.Errorf("cert-manager objects rendered in %s mode", mode)
+		}
+	}
+}
+
+// dryRun has the API server validate every rendered object (schemas, CEL in match
+// conditions, RBAC references) without storing it. CRDs are validated first, then created
+// for real and deleted afterwards; the ServiceMonitor has no CRD here and is skipped.
+func dryRun(t *testing.T, c client.Client, objs []rendered) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		if o.u.GetKind() == "ServiceMonitor" {
+			continue
+		}
+		u := o.u.DeepCopy()
+		if err := c.Create(ctx, u, client.DryRunAll); err != nil {
+			t.Errorf("the API server refuses %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// podSecurity creates (dry-run) the Pods of the Deployment and of the check Job in a
+// namespace that enforces the restricted Pod Security Standard.
+func podSecurity(t *testing.T, c client.Client, objs []rendered) {
+	t.Helper()
+	var templates []corev1.PodTemplateSpec
+	for _, d := range find[*appsv1.Deployment](objs) {
+		templates = append(templates, d.Spec.Template)
+	}
+	for _, j := range find[*batchv1.Job](objs) {
+		templates = append(templates, j.Spec.Template)
+	}
+	for i, tmpl := range templates {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("psa-%d", i), Namespace: "restricted"}, Spec: tmpl.Spec}
+		if err := c.Create(context.Background(), pod, client.DryRunAll); err != nil {
+			t.Errorf("a Pod of the chart violates the restricted Pod Security Standard: %v", err)
+		}
+	}
+}
+
+// completeHookJobs stands in for the Job controller (envtest runs none): it marks the
+// chart's hook Job as succeeded, as the Job controller would after `almanac check` passed.
+func completeHookJobs(ctx context.Context, c client.Client, namespace string) {
+	for ctx.Err() == nil {
+		jobs := &batchv1.JobList{}
+		if err := c.List(ctx, jobs, client.InNamespace(namespace)); err == nil {
+			for i := range jobs.Items {
+				j := &jobs.Items[i]
+				if len(j.Status.Conditions) > 0 {
+					continue
+				}
+				now := metav1.Now()
+				j.Status.StartTime = &now
+				j.Status.CompletionTime = &now
+				j.Status.Succeeded = 1
+				j.Status.Conditions = []batchv1.JobCondition{
+					{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+					{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+				}
+				_ = c.Status().Update(ctx, j)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestHelmInstallUpgradeUninstall installs the chart with its default values into the API
+// server, checks that every object exists, runs the certificate code with exactly the
+// chart's ServiceAccount permissions (it writes the CA and the bundle and becomes ready),
+// upgrades the release (the bundle and the CA survive: no fight with Helm), and uninstalls
+// it (no webhook configuration is left behind; the CRDs are kept).
+func TestHelmInstallUpgradeUninstall(t *testing.T) {
+	cfg, c, kubeconfig := chartEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go completeHookJobs(ctx, c, releaseNS)
+
+	if out, err := runHelm(t, kubeconfig, "install", release, "charts/almanac", "--namespace", releaseNS, "--create-namespace", "--timeout", "2m"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	manifest, err := runHelm(t, kubeconfig, "get", "manifest", release, "--namespace", releaseNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeStrict(t, manifest)
+	if len(objs) < 20 {
+		t.Fatalf("the release has %d objects; the manifest looks incomplete", len(objs))
+	}
+	for _, o := range objs {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.u.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o.u), u); err != nil {
+			t.Errorf("%s %s was not created: %v", o.u.GetKind(), client.ObjectKeyFromObject(o.u), err)
+		}
+	}
+	t.Logf("helm install created %d objects", len(objs))
+
+	// The certificate code as the chart's ServiceAccount.
+	sa := rest.CopyConfig(cfg)
+	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + releaseNS + ":almanac"}
+	saClient, err := client.New(sa, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saClient.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("the chart's ServiceAccount lists Secrets in every namespace (err %v); it must not", err)
+	}
+	stop := runChartManager(t, sa)
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	eventually(t, 30*time.Second, "the bundle written into the chart's webhook configurations", func() error {
+		if err := c.Get(ctx, client.ObjectKey{Name: "almanac-webhook"}, mutating); err != nil {
+			return err
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: "almanac-webhook"}, validating); err != nil {
+			return err
+		}
+		for _, w := range mutating.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return fmt.Errorf("webhook %s has no caBundle", w.Name)
+			}
+		}
+		for _, w := range validating.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return fmt.Errorf("webhook %s has no caBundle", w.Name)
+			}
+		}
+		return nil
+	})
+	caSecret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "almanac-webhook-ca"}, caSecret); err != nil {
+		t.Fatal(err)
+	}
+	bundle := mutating.Webhooks[0].ClientConfig.CABundle
+	if !bytes.Equal(bundle, caSecret.Data["ca.crt"]) {
+		t.Fatal("the caBundle is not the CA of the chart's Secret")
+	}
+	stop()
+
+	// An upgrade that changes the Deployment leaves the bundle and the CA alone.
+	if out, err := runHelm(t, kubeconfig, "upgrade", release, "charts/almanac", "--namespace", releaseNS, "--set", "logLevel=debug", "--timeout", "2m"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "almanac-webhook"}, mutating); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "almanac-webhook"}, validating); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mutating.Webhooks[0].ClientConfig.CABundle, bundle) || !bytes.Equal(validating.Webhooks[0].ClientConfig.CABundle, bundle) {
+		t.Error("helm upgrade changed the injected caBundle")
+	}
+	after := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "almanac-webhook-ca"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(after.Data["tls.key"], caSecret.Data["tls.key"]) {
+		t.Error("helm upgrade changed the CA Secret's data")
+	}
+
+	if out, err := runHelm(t, kubeconfig, "uninstall", release, "--namespace", releaseNS, "--timeout", "2m"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "webhook configurations removed", func() error {
+		ms := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+		vs := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+		if err := c.List(ctx, ms); err != nil {
+			return err
+		}
+		if err := c.List(ctx, vs); err != nil {
+			return err
+		}
+		if n := len(ms.Items) + len(vs.Items); n != 0 {
+			return fmt.Errorf("%d webhook configurations left", n)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "almanac-webhook-ca"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the CA Secret survived the uninstall: %v", err)
+	}
+	for _, name := range check.CRDNames() {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		}}); err != nil {
+			t.Errorf("CRD %s was not kept (crds.keep is true): %v", name, err)
+		}
+	}
+}
+
+// runChartManager runs the certificate code with the chart's names, as cfg's user, with
+// leader election on the chart's Lease; it returns after the replica is ready.
+func runChartManager(t *testing.T, cfg *rest.Config) func() {
+	t.Helper()
+	opts := certs.Options{
+		Mode:                           certs.ModeSelfManaged,
+		Namespace:                      releaseNS,
+		CASecretName:                   certs.DefaultCASecretName,
+		ServiceName:                    certs.DefaultServiceName,
+		MutatingWebhookConfiguration:   certs.DefaultWebhookConfigName,
+		ValidatingWebhookConfiguration: certs.DefaultWebhookConfigName,
+		CADuration:                     certs.DefaultCADuration,
+		LeafDuration:                   certs.DefaultLeafDuration,
+	}
+	p, err := certs.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                        scheme.Scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              "almanac.almanac.dev",
+		LeaderElectionNamespace:       releaseNS,
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: freePort(t), TLSOpts: []func(*tls.Config){p.ConfigureTLS}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager as the chart's ServiceAccount: %v", err)
+		}
+	}()
+	eventually(t, 30*time.Second, "ready with the chart's permissions", func() error { return p.ReadyzCheck(nil) })
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
