@@ -13,6 +13,11 @@ export ALMANAC_CACHE_DIR
 TOOLS_DIR              := $(ALMANAC_CACHE_DIR)/tools
 CONTROLLER_GEN         := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT          := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+# Helm 4 for the chart's tests (lint, template, install against the test API server); the
+# tests find it through HELM.
+HELM_VERSION           ?= v4.3.1
+HELM                   := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
+export HELM
 
 # The kube-apiserver and etcd that the integration tests run against (hack/envtest.sh builds
 # them). A KUBEBUILDER_ASSETS that is already set is respected.
@@ -50,7 +55,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations u
 	$(CONTROLLER_GEN) webhook paths=./... output:webhook:artifacts:config=config/webhook
 
 .PHONY: check-generate
-check-generate: generate manifests ## Regenerate everything and fail if that changed any file.
+check-generate: generate manifests chart-check ## Regenerate everything and fail if that changed any file.
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		echo "Generated files are out of date; run 'make generate manifests' and commit:"; \
 		git status --porcelain -- api config; git diff --stat -- api config; exit 1; \
@@ -66,7 +71,7 @@ envtest: ## Build kube-apiserver and etcd for the integration tests (cached; no-
 test: check-generate lint unit fuzz ## Everything CI checks: generated files, lint, all tests, a short fuzz run.
 
 .PHONY: unit
-unit: envtest ## Run all Go tests (pure and against a real kube-apiserver + etcd).
+unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: fuzz
@@ -77,6 +82,33 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 bench: envtest ## Run the benchmarks.
 	go test -run='^$$' -bench=. -benchmem ./...
 
+##@ Chart and demo
+
+.PHONY: chart
+chart: ## Regenerate the chart's templates that mirror config/ (after `make manifests`).
+	go run ./hack/chartgen
+
+.PHONY: chart-check
+chart-check: ## Fail when the chart's generated templates differ from config/.
+	go test -count=1 -run '^TestChartMatchesConfig$$' ./hack/chartgen
+
+.PHONY: chart-lint
+chart-lint: $(HELM) ## Lint the chart in each certificate mode.
+	$(HELM) lint charts/almanac
+	$(HELM) lint charts/almanac --set certificates.mode=cert-manager
+	$(HELM) lint charts/almanac --set certificates.mode=external,certificates.external.secretName=tls --set-file certificates.external.caBundle=test/install/testdata/external-ca.crt
+
+.PHONY: chart-test
+chart-test: envtest $(HELM) ## Run the chart, certificate and `almanac check` tests.
+	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install
+
+.PHONY: helm
+helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.
+
+.PHONY: demo
+demo: envtest build ## Run almanac on a local kube-apiserver with the examples, until Ctrl-C.
+	bin/almanac dev
+
 ##@ Lint
 
 .PHONY: lint
@@ -86,6 +118,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 $(CONTROLLER_GEN):
 	@echo ">> installing controller-gen $(CONTROLLER_GEN_VERSION)"
 	GOBIN=$(dir $@) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+$(HELM):
+	@echo ">> installing helm $(HELM_VERSION) (a cold build takes a few minutes)"
+	GOBIN=$(dir $@) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 
 $(GOLANGCI_LINT):
 	@echo ">> installing golangci-lint $(GOLANGCI_LINT_VERSION) (a cold build takes a few minutes)"

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -21,7 +22,16 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/almanac-dev/almanac/certs"
+	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/preview"
+	"github.com/almanac-dev/almanac/reconcilers/schedule"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/test/devenv"
+	"github.com/almanac-dev/almanac/webhooks"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
@@ -39,6 +49,10 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newManagerCommand())
+	root.AddCommand(preview.NewCommand())
+	root.AddCommand(webhooks.NewValidateCommand())
+	root.AddCommand(check.NewCommand())
+	root.AddCommand(devenv.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder
@@ -61,6 +75,7 @@ type managerOptions struct {
 	leaderElect    bool
 	leaderElectNS  string
 	enableHTTP2    bool
+	certs          certs.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -83,6 +98,7 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
+	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
 	klog.InitFlags(goFlags)
@@ -102,6 +118,11 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		FilterProvider: metricsfilters.WithAuthenticationAndAuthorization,
 		TLSOpts:        tlsOpts,
 	}
+	opts.certs.CertDir = opts.webhookCertDir
+	webhookCerts, err := certs.New(opts.certs)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), manager.Options{
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsOpts,
@@ -114,19 +135,39 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    opts.webhookPort,
 			CertDir: opts.webhookCertDir,
-			TLSOpts: tlsOpts,
+			TLSOpts: append(slices.Clone(tlsOpts), webhookCerts.ConfigureTLS),
 		}),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
 	}
+	if err := webhookCerts.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the webhook certificates: %w", err)
+	}
 	clk := clock.RealClock{}
-	_ = clk
+	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
+		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
+	}
+	if err := scheduledjob.New(mgr, clk).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
+	}
+	if err := eventjob.New(mgr, clk).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
+	}
+	if err := scheduledpodautoscaler.New(mgr, clk).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
+	}
+	if err := schedule.New(mgr, clk).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
+	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("readyz", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-certificate", webhookCerts.ReadyzCheck); err != nil {
 		return err
 	}
 	log.Info("Starting the manager")

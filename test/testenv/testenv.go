@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
 )
@@ -27,6 +28,13 @@ type Env struct {
 	Client client.Client
 	// KubeconfigPath is a kubeconfig file for kubectl.
 	KubeconfigPath string
+	// Webhook is where the API server calls the admission webhooks, when started with
+	// Options.Webhooks; serve them with a manager whose WebhookServer is
+	// webhook.NewServer(env.Webhook).
+	Webhook webhook.Options
+	// WebhookCAData is the PEM CA bundle that the webhook server's certificate in
+	// Webhook.CertDir chains to (for clients that call the webhooks directly).
+	WebhookCAData []byte
 
 	env *envtest.Environment
 	dir string
@@ -38,8 +46,19 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// Options are the additions to what Start sets up.
+type Options struct {
+	// Webhooks installs the webhook configurations from config/webhook, pointed at a local
+	// HTTPS server whose host, port and certificates are in Env.Webhook. Requests for
+	// almanac's kinds fail until a manager serves the webhooks there.
+	Webhooks bool
+}
+
 // Start starts kube-apiserver and etcd and installs the CRDs from config/crd/bases.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(Options{}) }
+
+// StartWith is Start with options.
+func StartWith(opts Options) (*Env, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the tests with `make unit` (it builds kube-apiserver and etcd), " +
 			"or export KUBEBUILDER_ASSETS=$(hack/envtest.sh)")
@@ -49,11 +68,21 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	if opts.Webhooks {
+		e.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(RepoRoot(), "config", "webhook")},
+		}
+	}
 	cfg, err := e.Start()
 	if err != nil {
 		return nil, fmt.Errorf("failed to start kube-apiserver and etcd from %s: %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
 	env := &Env{Config: cfg, env: e}
+	if opts.Webhooks {
+		w := &e.WebhookInstallOptions
+		env.Webhook = webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir}
+		env.WebhookCAData = w.LocalServingCAData
+	}
 	if env.Client, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("failed to create a client: %w", err)
