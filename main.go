@@ -30,7 +30,7 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
-	"github.com/almanac-dev/almanac/test/devenv"
+	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/webhooks"
 )
 

@@ -5,7 +5,8 @@
 // path of a cluster install), the examples applied next to Schedules and ScheduledJobs whose
 // windows open within the next minutes, and the live state printed until Ctrl-C.
 //
-// It lives under test/ because it is a development tool: nothing in it runs in a cluster.
+// It lives beside the reconcilers, not under test/, because the binary carries it as a
+// subcommand; it is a development tool all the same: nothing in it runs in a cluster.
 package devenv
 
 import (
