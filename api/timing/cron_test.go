@@ -167,6 +167,12 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 			want: []string{"2027-10-01T16:30:00Z", "2027-10-02T16:00:00Z", "2027-10-03T15:30:00Z"},
 		},
 		{
+			name: "Sydney repeated slot in April runs once",
+			spec: "30 2 * * *", zone: "Australia/Sydney",
+			from: "2027-04-02T00:00:00Z", to: "2027-04-05T00:00:00Z",
+			want: []string{"2027-04-02T15:30:00Z", "2027-04-03T15:30:00Z", "2027-04-04T16:30:00Z"}, // not 2027-04-03T16:30 (02:30 AEST)
+		},
+		{
 			name: "Sao Paulo midnight gap",
 			spec: "@daily", zone: "America/Sao_Paulo",
 			from: "2018-11-03T00:00:00Z", to: "2018-11-06T00:00:00Z",
@@ -183,6 +189,22 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 			spec: "0 3 * * *", zone: "Pacific/Chatham",
 			from: "2027-09-24T00:00:00Z", to: "2027-09-27T00:00:00Z",
 			want: []string{"2027-09-24T14:15:00Z", "2027-09-25T14:00:00Z", "2027-09-26T13:15:00Z"},
+		},
+		{
+			name: "Chatham 45-minute zone, repeated slot in April runs once",
+			spec: "0 3 * * *", zone: "Pacific/Chatham",
+			from: "2027-04-02T00:00:00Z", to: "2027-04-05T00:00:00Z",
+			want: []string{"2027-04-02T13:15:00Z", "2027-04-03T13:15:00Z", "2027-04-04T14:15:00Z"}, // not 2027-04-03T14:15 (03:00 +1245)
+		},
+		{
+			name: "Chatham quarter hours across the 45-minute gap",
+			spec: "*/15 * * * *", zone: "Pacific/Chatham",
+			from: "2027-09-25T13:30:00Z", to: "2027-09-25T14:16:00Z",
+			want: []string{
+				"2027-09-25T13:30:00Z", "2027-09-25T13:45:00Z", // 02:15, 02:30 +1245
+				"2027-09-25T14:00:00Z", // the jump to 03:45 +1345: the 02:45 to 03:45 slots, once
+				"2027-09-25T14:15:00Z", // 04:00 +1345
+			},
 		},
 		{
 			name: "Tokyo has no DST",

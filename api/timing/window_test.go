@@ -281,6 +281,60 @@ func TestIntervals(t *testing.T) {
 			want: ivs(t, "2027-03-14T03:00:00Z", "2027-03-14T07:00:00Z"),
 		},
 		{
+			name: "Weekly across the weekend with fall-back on Sunday in Berlin lasts 63 hours",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Europe/Berlin"},
+			from: "2027-10-26T00:00:00Z", to: "2027-11-02T00:00:00Z",
+			want: ivs(t, "2027-10-29T16:00:00Z", "2027-11-01T07:00:00Z"),
+		},
+		{
+			name: "Weekly across the weekend with fall-back on Sunday in New York",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "America/New_York"},
+			from: "2027-11-02T00:00:00Z", to: "2027-11-09T00:00:00Z",
+			want: ivs(t, "2027-11-05T22:00:00Z", "2027-11-08T13:00:00Z"),
+		},
+		{
+			name: "Weekly across the weekend with spring-forward on Sunday in Sydney lasts 61 hours",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Australia/Sydney"},
+			from: "2027-09-28T00:00:00Z", to: "2027-10-05T00:00:00Z",
+			want: ivs(t, "2027-10-01T08:00:00Z", "2027-10-03T21:00:00Z"),
+		},
+		{
+			name: "Weekly Saturday night to Sunday midnight in Sao Paulo when midnight did not exist",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Saturday", StartTime: "22:00", EndDayOfWeek: "Sunday", EndTime: "00:00", TimeZone: "America/Sao_Paulo"},
+			from: "2018-11-01T00:00:00Z", to: "2018-11-06T00:00:00Z",
+			want: ivs(t, "2018-11-04T01:00:00Z", "2018-11-04T03:00:00Z"), // ends at 01:00 -02, the jump
+		},
+		{
+			name: "Weekly Saturday night into the Chatham gap",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Saturday", StartTime: "22:00", EndDayOfWeek: "Sunday", EndTime: "03:00", TimeZone: "Pacific/Chatham"},
+			from: "2027-09-22T00:00:00Z", to: "2027-09-28T00:00:00Z",
+			want: ivs(t, "2027-09-25T09:15:00Z", "2027-09-25T14:00:00Z"), // 03:00 does not exist: 03:45 +1345
+		},
+		{
+			name: "Weekly across the weekend in Tokyo lasts 62 hours while New York springs forward",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Asia/Tokyo"},
+			from: "2027-03-10T00:00:00Z", to: "2027-03-16T00:00:00Z",
+			want: ivs(t, "2027-03-12T09:00:00Z", "2027-03-14T23:00:00Z"),
+		},
+		{
+			name: "Daily crossing midnight into and out of Feb 29 in Tokyo",
+			spec: Spec{Type: TypeDaily, StartTime: "22:00", EndTime: "02:00", TimeZone: "Asia/Tokyo"},
+			from: "2028-02-28T12:00:00Z", to: "2028-02-29T18:00:00Z",
+			want: ivs(t, "2028-02-28T13:00:00Z", "2028-02-28T17:00:00Z", "2028-02-29T13:00:00Z", "2028-02-29T17:00:00Z"),
+		},
+		{
+			name: "Weekly from Tuesday Feb 29 to Thursday Mar 2",
+			spec: Spec{Type: TypeWeekly, StartDayOfWeek: "Tue", StartTime: "00:00", EndDayOfWeek: "Thu", EndTime: "00:00"},
+			from: "2028-02-27T00:00:00Z", to: "2028-03-03T00:00:00Z",
+			want: ivs(t, "2028-02-29T00:00:00Z", "2028-03-02T00:00:00Z"),
+		},
+		{
+			name: "Cron window on Feb 29 only, in leap years",
+			spec: Spec{Type: TypeCron, Schedule: "0 12 29 2 *", Duration: "2h"},
+			from: "2027-01-01T00:00:00Z", to: "2033-01-01T00:00:00Z",
+			want: ivs(t, "2028-02-29T12:00:00Z", "2028-02-29T14:00:00Z", "2032-02-29T12:00:00Z", "2032-02-29T14:00:00Z"),
+		},
+		{
 			name: "OneShot on Feb 29",
 			spec: Spec{Type: TypeOneShot, StartTime: "2028-02-29T09:00", EndTime: "2028-02-29T17:00", TimeZone: "Asia/Tokyo"},
 			from: "2028-01-01T00:00:00Z", to: "2029-01-01T00:00:00Z",
