@@ -178,7 +178,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	n, err := installWebhookConfigurations(ctx, c, root, webhookPort)
+	n, err := InstallWebhookConfigurations(ctx, c, root, certs.DefaultWebhookConfigName, webhookPort)
 	if err != nil {
 		return err
 	}
@@ -272,11 +272,11 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// installWebhookConfigurations installs config/webhook's configurations as the chart does
-// (named almanac-webhook, failurePolicy Fail, 5s, objects being deleted skipped, no
-// caBundle: the manager writes it), but calling the local webhook server by URL, since there
-// is no Service. It returns the number of webhooks.
-func installWebhookConfigurations(ctx context.Context, c client.Client, root string, port int) (int, error) {
+// InstallWebhookConfigurations installs config/webhook's configurations as the chart does
+// (both named name, failurePolicy Fail, 5s, objects being deleted skipped, no caBundle: the
+// manager writes it), but calling the local webhook server https://localhost:port by URL,
+// since there is no Service. It returns the number of webhooks.
+func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, name string, port int) (int, error) {
 	data, err := os.ReadFile(filepath.Join(root, "config", "webhook", "manifests.yaml")) //nolint:gosec // the checkout's own file
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -304,7 +304,7 @@ func installWebhookConfigurations(ctx context.Context, c client.Client, root str
 			if err := yaml.Unmarshal([]byte(doc), m); err != nil {
 				return 0, err
 			}
-			m.ObjectMeta = metav1.ObjectMeta{Name: certs.DefaultWebhookConfigName}
+			m.ObjectMeta = metav1.ObjectMeta{Name: name}
 			for i := range m.Webhooks {
 				w := &m.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
@@ -320,7 +320,7 @@ func installWebhookConfigurations(ctx context.Context, c client.Client, root str
 			if err := yaml.Unmarshal([]byte(doc), v); err != nil {
 				return 0, err
 			}
-			v.ObjectMeta = metav1.ObjectMeta{Name: certs.DefaultWebhookConfigName}
+			v.ObjectMeta = metav1.ObjectMeta{Name: name}
 			for i := range v.Webhooks {
 				w := &v.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
@@ -433,7 +433,9 @@ func tail(path string, n int) string {
 // demoObjects are Schedules and ScheduledJobs relative to now (in UTC, written as UTC wall
 // times), so that something happens within minutes: a one-shot window for nginx from
 // now+lead for 2 minutes, a daily window that overlaps it and ends later (the larger bounds
-// win), a ScheduledJob at now+lead and one every two minutes.
+// win; alone, its minimum above the baseline's maximum raises the maximum), a ScheduledJob
+// at now+lead and one every two minutes. Their bounds are above those of examples/, so the
+// HPA visibly follows them whatever example window is active at the time.
 func demoObjects(now time.Time, lead time.Duration) string {
 	start := now.UTC().Add(lead).Truncate(time.Minute).Add(time.Minute)
 	wall := func(t time.Time) string { return t.Format("2006-01-02T15:04") }
@@ -448,8 +450,8 @@ spec:
   startTime: "%[1]s"
   endTime: "%[2]s"
   timeZone: UTC
-  minReplicas: 6
-  maxReplicas: 12
+  minReplicas: 30
+  maxReplicas: 60
 ---
 apiVersion: autoscaling.almanac.dev/v1alpha1
 kind: Schedule
@@ -461,7 +463,7 @@ spec:
   startTime: "%[3]s"
   endTime: "%[4]s"
   timeZone: UTC
-  minReplicas: 8
+  minReplicas: 45
 ---
 apiVersion: batch.almanac.dev/v1alpha1
 kind: ScheduledJob

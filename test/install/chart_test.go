@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
@@ -232,18 +234,25 @@ type renderCase struct {
 	args     []string
 	mode     certs.Mode
 	replicas int32
+	// minAvailable is the PodDisruptionBudget's.
+	minAvailable int
+	// noCRDs: crds.enabled=false; dropCRDs: crds.keep=false (no resource-policy keep).
+	noCRDs, dropCRDs bool
+	serviceMonitor   bool
 }
 
 var renderCases = []renderCase{
-	{name: "self-managed", mode: certs.ModeSelfManaged, replicas: 2},
-	{name: "cert-manager", args: []string{"--set", "certificates.mode=cert-manager"}, mode: certs.ModeCertManager, replicas: 2},
+	{name: "self-managed", mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1},
+	{name: "cert-manager", args: []string{"--set", "certificates.mode=cert-manager"}, mode: certs.ModeCertManager, replicas: 2, minAvailable: 1},
 	{name: "cert-manager with a ClusterIssuer", args: []string{
 		"--set", "certificates.mode=cert-manager", "--set", "certificates.certManager.issuerRef.name=corp-ca", "--set", "certificates.certManager.issuerRef.kind=ClusterIssuer",
-	}, mode: certs.ModeCertManager, replicas: 2},
+	}, mode: certs.ModeCertManager, replicas: 2, minAvailable: 1},
 	{name: "external", args: []string{
 		"--set", "certificates.mode=external", "--set", "certificates.external.secretName=almanac-tls", "--set-file", "certificates.external.caBundle=test/install/testdata/external-ca.crt",
-	}, mode: certs.ModeExternal, replicas: 2},
-	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3},
+	}, mode: certs.ModeExternal, replicas: 2, minAvailable: 1},
+	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3, minAvailable: 2, serviceMonitor: true},
+	{name: "CRDs not kept", args: []string{"--set", "crds.keep=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, dropCRDs: true},
+	{name: "CRDs left to the user", args: []string{"--set", "crds.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noCRDs: true},
 }
 
 func TestHelmLint(t *testing.T) {
@@ -304,12 +313,11 @@ func TestHelmTemplate(t *testing.T) {
 				t.Errorf("the chart renders a caBundle: %v, want it only in external mode", got)
 			}
 			checkWebhooks(t, objs, tc.mode, externalCA)
-			checkRBAC(t, objs)
+			checkRBAC(t, objs, tc.mode)
 			checkDeployment(t, objs, tc)
 			checkCertificates(t, objs, tc.mode)
-			if pdbs := find[*policyv1.PodDisruptionBudget](objs); len(pdbs) != 1 {
-				t.Errorf("%d PodDisruptionBudgets, want 1", len(pdbs))
-			}
+			checkCRDs(t, objs, tc)
+			checkMetrics(t, objs, tc)
 			dryRun(t, c, objs)
 			podSecurity(t, c, objs)
 		})
@@ -379,7 +387,10 @@ func checkWebhooks(t *testing.T, objs []rendered, mode certs.Mode, externalCA []
 	}
 }
 
-func checkRBAC(t *testing.T, objs []rendered) {
+// checkRBAC: no wildcards; Secrets only in the release namespace, by name (create, which
+// Kubernetes cannot limit to a name, excepted), and only in self-managed mode; the webhook
+// configurations only by name, written only in self-managed mode; CRDs only read, by name.
+func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
 	t.Helper()
 	wild := func(where string, rules []rbacv1.PolicyRule) {
 		for _, r := range rules {
@@ -390,20 +401,142 @@ func checkRBAC(t *testing.T, objs []rendered) {
 			}
 		}
 	}
+	writes := func(r rbacv1.PolicyRule) bool {
+		return slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })
+	}
+	webhookWriters := 0
+	scoped := func(where string, r rbacv1.PolicyRule) {
+		if slices.Contains(r.Resources, "mutatingwebhookconfigurations") || slices.Contains(r.Resources, "validatingwebhookconfigurations") {
+			if !slices.Equal(r.ResourceNames, []string{"almanac-webhook"}) {
+				t.Errorf("%s grants webhook configurations beyond almanac-webhook: %+v", where, r)
+			}
+			if writes(r) {
+				webhookWriters++
+			}
+		}
+		if slices.Contains(r.Resources, "customresourcedefinitions") {
+			if writes(r) || len(r.ResourceNames) == 0 {
+				t.Errorf("%s grants more than reading almanac's CRDs by name: %+v", where, r)
+			}
+		}
+	}
 	for _, cr := range find[*rbacv1.ClusterRole](objs) {
 		wild("ClusterRole "+cr.Name, cr.Rules)
 		for _, r := range cr.Rules {
 			if slices.Contains(r.Resources, "secrets") {
 				t.Errorf("ClusterRole %s grants Secrets cluster-wide: %+v", cr.Name, r)
 			}
+			scoped("ClusterRole "+cr.Name, r)
 		}
 	}
+	secretRules := 0
 	for _, role := range find[*rbacv1.Role](objs) {
 		wild("Role "+role.Name, role.Rules)
+		if role.Namespace != "render" {
+			t.Errorf("Role %s is in namespace %q, not the release namespace", role.Name, role.Namespace)
+		}
 		for _, r := range role.Rules {
-			if slices.Contains(r.Resources, "secrets") && len(r.ResourceNames) == 0 && !slices.Equal(r.Verbs, []string{"create"}) {
-				t.Errorf("Role %s grants Secrets without naming them: %+v", role.Name, r)
+			scoped("Role "+role.Name, r)
+			if !slices.Contains(r.Resources, "secrets") {
+				continue
 			}
+			secretRules++
+			if !slices.Equal(r.Verbs, []string{"create"}) && !slices.Equal(r.ResourceNames, []string{"almanac-webhook-ca"}) {
+				t.Errorf("Role %s grants Secrets other than the CA Secret: %+v", role.Name, r)
+			}
+		}
+	}
+	if mode == certs.ModeSelfManaged {
+		if webhookWriters == 0 || secretRules == 0 {
+			t.Errorf("self-managed mode: %d rules write the webhook configurations and %d grant the CA Secret; the leader cannot inject the bundle", webhookWriters, secretRules)
+		}
+	} else if webhookWriters+secretRules != 0 {
+		t.Errorf("%s mode: %d rules write the webhook configurations and %d grant Secrets; want none", mode, webhookWriters, secretRules)
+	}
+	// Every binding refers to a role of the chart and to one of its ServiceAccounts.
+	roles := map[string]bool{}
+	for _, cr := range find[*rbacv1.ClusterRole](objs) {
+		roles["ClusterRole/"+cr.Name] = true
+	}
+	for _, r := range find[*rbacv1.Role](objs) {
+		roles["Role/"+r.Name] = true
+	}
+	bound := func(name string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
+		if !roles[ref.Kind+"/"+ref.Name] {
+			t.Errorf("binding %s refers to %s %s, which the chart does not render", name, ref.Kind, ref.Name)
+		}
+		for _, s := range subjects {
+			if s.Kind != rbacv1.ServiceAccountKind || s.Namespace != "render" {
+				t.Errorf("binding %s binds %+v, not a ServiceAccount of the release", name, s)
+			}
+		}
+	}
+	for _, b := range find[*rbacv1.ClusterRoleBinding](objs) {
+		bound(b.Name, b.RoleRef, b.Subjects)
+	}
+	for _, b := range find[*rbacv1.RoleBinding](objs) {
+		bound(b.Name, b.RoleRef, b.Subjects)
+	}
+}
+
+// checkCRDs: the four CRDs, kept on uninstall unless crds.keep=false, none with
+// crds.enabled=false.
+func checkCRDs(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.u.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o.u)
+		}
+	}
+	want := len(check.CRDNames())
+	if tc.noCRDs {
+		want = 0
+	}
+	if len(crds) != want {
+		t.Fatalf("%d CRDs rendered, want %d", len(crds), want)
+	}
+	for _, crd := range crds {
+		if kept := crd.GetAnnotations()["helm.sh/resource-policy"] == "keep"; kept == tc.dropCRDs {
+			t.Errorf("CRD %s: helm.sh/resource-policy keep is %v, want %v", crd.GetName(), kept, !tc.dropCRDs)
+		}
+	}
+}
+
+// checkMetrics: the metrics endpoint is served over HTTPS on the https-metrics port with a
+// Service in front; the ServiceMonitor only when asked for, scraping that Service.
+func checkMetrics(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	var metricsSvc *corev1.Service
+	for _, s := range find[*corev1.Service](objs) {
+		if s.Name == "almanac-metrics" {
+			metricsSvc = s
+		}
+	}
+	if metricsSvc == nil || len(metricsSvc.Spec.Ports) != 1 || metricsSvc.Spec.Ports[0].Name != "https-metrics" || metricsSvc.Spec.Ports[0].Port != 8443 {
+		t.Errorf("no metrics Service almanac-metrics with port https-metrics 8443: %+v", metricsSvc)
+	}
+	var monitors []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.u.GetKind() == "ServiceMonitor" {
+			monitors = append(monitors, o.u)
+		}
+	}
+	if got := len(monitors) == 1; got != tc.serviceMonitor || len(monitors) > 1 {
+		t.Fatalf("%d ServiceMonitors, want one: %v", len(monitors), tc.serviceMonitor)
+	}
+	if tc.serviceMonitor {
+		sel, _, _ := unstructured.NestedStringMap(monitors[0].Object, "spec", "selector", "matchLabels")
+		if metricsSvc != nil {
+			for k, v := range sel {
+				if metricsSvc.Labels[k] != v {
+					t.Errorf("the ServiceMonitor's selector %v does not select the metrics Service (labels %v)", sel, metricsSvc.Labels)
+				}
+			}
+		}
+		port, _, _ := unstructured.NestedSlice(monitors[0].Object, "spec", "endpoints")
+		if len(port) != 1 || port[0].(map[string]any)["scheme"] != "https" || port[0].(map[string]any)["bearerTokenFile"] == nil {
+			t.Errorf("the ServiceMonitor does not scrape over HTTPS with a token: %v", port)
 		}
 	}
 }
@@ -433,6 +566,26 @@ func checkDeployment(t *testing.T, objs []rendered, tc renderCase) {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("manager args %v lack %s", c.Args, want)
 		}
+	}
+	if !slices.Contains(c.Args, "--metrics-bind-address=:8443") {
+		t.Errorf("manager args %v do not serve the metrics on :8443 (behind authentication and authorization)", c.Args)
+	}
+	if c.StartupProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Error("the manager lacks its startup probe or its liveness probe on /healthz")
+	}
+	if d.Spec.Strategy.RollingUpdate == nil || d.Spec.Strategy.RollingUpdate.MaxUnavailable == nil || d.Spec.Strategy.RollingUpdate.MaxUnavailable.IntValue() != 0 {
+		t.Error("a rollout may take a serving replica away before its successor is ready (maxUnavailable is not 0)")
+	}
+	pdbs := find[*policyv1.PodDisruptionBudget](objs)
+	if len(pdbs) != 1 {
+		t.Fatalf("%d PodDisruptionBudgets, want 1", len(pdbs))
+	}
+	pdb := pdbs[0]
+	if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != tc.minAvailable {
+		t.Errorf("PodDisruptionBudget minAvailable %v, want %d", pdb.Spec.MinAvailable, tc.minAvailable)
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+		t.Errorf("the PodDisruptionBudget's selector %v does not select the manager's Pods (%v)", pdb.Spec.Selector, d.Spec.Template.Labels)
 	}
 	mounted := slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil })
 	if mounted != (tc.mode != certs.ModeSelfManaged) {
@@ -628,6 +781,8 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Error("helm upgrade changed the CA Secret's data")
 	}
 
+	webhooksDown(t, c, mutating, validating)
+
 	if out, err := runHelm(t, kubeconfig, "uninstall", release, "--namespace", releaseNS, "--timeout", "2m"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -704,4 +859,88 @@ func runChartManager(t *testing.T, cfg *rest.Config) func() {
 	stop := func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
 	return stop
+}
+
+// webhooksDown shows what an installed chart blocks while no replica answers (here the
+// API server cannot even resolve the webhook Service): almanac's own objects are refused
+// (failurePolicy Fail), but nothing outside almanac's groups is, and an object being
+// deleted can still lose its finalizer, so a namespace deletion never hangs on almanac.
+// The two ScheduledJobs are created while the webhook configurations are briefly removed.
+func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistrationv1.MutatingWebhookConfiguration, validating *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Delete(ctx, mutating.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, validating.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	held, other := check.ProbeObject("default"), check.ProbeObject("default")
+	held.GenerateName, held.Name, held.Finalizers = "", "held", []string{"example.com/hold"}
+	other.GenerateName, other.Name = "", "other"
+	// The API server's view of the webhook configurations lags their deletion briefly.
+	eventually(t, 30*time.Second, "objects created while the webhooks are gone", func() error {
+		for _, o := range []*batchv1alpha1.ScheduledJob{held, other} {
+			if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, w := range []client.Object{mutating.DeepCopy(), validating.DeepCopy()} {
+		w.SetResourceVersion("")
+		w.SetUID("")
+		w.SetCreationTimestamp(metav1.Time{})
+		w.SetManagedFields(nil)
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The webhooks are in the path: an update of an almanac object is refused.
+	eventually(t, 30*time.Second, "an update refused while no replica answers", func() error {
+		o := &batchv1alpha1.ScheduledJob{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(other), o); err != nil {
+			return err
+		}
+		o.Labels = map[string]string{"touched": time.Now().Format("150405.000000")}
+		err := c.Update(ctx, o)
+		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+			return fmt.Errorf("update = %v, want a failed webhook call", err)
+		}
+		return nil
+	})
+	// Outside almanac's groups nothing is blocked.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-almanac", Namespace: "default"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatalf("a ConfigMap was refused while almanac's webhooks are down: %v", err)
+	}
+	// An object being deleted is skipped by the webhooks: its finalizer can be removed.
+	if err := c.Delete(ctx, held.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	o := &batchv1alpha1.ScheduledJob{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(held), o); err != nil {
+		t.Fatal(err)
+	}
+	if o.DeletionTimestamp == nil {
+		t.Fatal("the held ScheduledJob is not being deleted")
+	}
+	o.Finalizers = nil
+	if err := c.Update(ctx, o); err != nil {
+		t.Fatalf("removing the finalizer of a ScheduledJob being deleted was refused while the webhooks are down: %v", err)
+	}
+	eventually(t, 10*time.Second, "the held ScheduledJob gone", func() error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(held), &batchv1alpha1.ScheduledJob{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get = %v, want NotFound", err)
+		}
+		return nil
+	})
+	if err := c.Delete(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
 }

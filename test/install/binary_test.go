@@ -1,0 +1,301 @@
+package install
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/almanac-dev/almanac/reconcilers/devenv"
+	"github.com/almanac-dev/almanac/test/testenv"
+)
+
+// almanacBinary builds the almanac binary once per test run: these tests run what a user
+// runs (`almanac manager`, `almanac check`, `almanac dev`), flags, exit codes and all.
+var almanacBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "almanac-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "almanac")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = testenv.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func buildAlmanac(t *testing.T) string {
+	t.Helper()
+	bin, err := almanacBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// managerProcess is `almanac manager` running against the test API server.
+type managerProcess struct {
+	cmd       *exec.Cmd
+	done      chan struct{}
+	err       error
+	log       bytes.Buffer
+	mu        sync.Mutex
+	probePort int
+}
+
+func (m *managerProcess) Write(b []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.log.Write(b)
+}
+
+func (m *managerProcess) logs() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.log.String()
+}
+
+func startManagerBinary(t *testing.T, args ...string) *managerProcess {
+	t.Helper()
+	m := &managerProcess{done: make(chan struct{}), probePort: freePort(t)}
+	m.cmd = exec.Command(buildAlmanac(t), append([]string{"manager", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(m.probePort)}, args...)...) //nolint:gosec // the binary just built
+	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+env.KubeconfigPath)
+	m.cmd.Stdout, m.cmd.Stderr = m, m
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { m.err = m.cmd.Wait(); close(m.done) }()
+	t.Cleanup(func() {
+		m.stop(t)
+		if t.Failed() {
+			t.Logf("the manager's log:\n%s", m.logs())
+		}
+	})
+	return m
+}
+
+// stop sends SIGTERM and waits for the manager to exit.
+func (m *managerProcess) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-m.done:
+		return
+	default:
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-m.done
+		t.Error("the manager did not exit within 30s of SIGTERM")
+	}
+}
+
+func (m *managerProcess) waitReady(t *testing.T) {
+	t.Helper()
+	url := "http://127.0.0.1:" + strconv.Itoa(m.probePort) + "/readyz"
+	eventually(t, 90*time.Second, "the manager ready", func() error {
+		select {
+		case <-m.done:
+			t.Fatalf("the manager exited: %v\n%s", m.err, m.logs())
+		default:
+		}
+		resp, err := http.Get(url) //nolint:gosec,noctx // a local test URL
+		if err != nil {
+			return err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz: %s: %s", resp.Status, body)
+		}
+		return nil
+	})
+}
+
+// runAlmanac runs the almanac binary and returns its combined output and exit code.
+func runAlmanac(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(buildAlmanac(t), args...) //nolint:gosec // the binary just built
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	default:
+		t.Fatalf("almanac %v: %v", args, err)
+		return "", -1
+	}
+}
+
+// TestManagerBinary runs `almanac manager` as a user runs it, with almanac's real webhooks
+// installed as the chart installs them (pointed at the process by URL), and shows:
+//   - the metrics endpoint answers only authenticated and authorized scrapes (401 without a
+//     token, 403 for an account without the metrics-reader ClusterRole, 200 with it), and no
+//     debug endpoint (pprof) is served on any port;
+//   - `almanac check` exits 0 against it, and 1 with a clear message once it is stopped.
+func TestManagerBinary(t *testing.T) {
+	const id = "binary"
+	ctx := context.Background()
+	webhookPort, metricsPort := freePort(t), freePort(t)
+	n, err := devenv.InstallWebhookConfigurations(ctx, env.Client, testenv.RepoRoot(), id, webhookPort)
+	if err != nil || n == 0 {
+		t.Fatalf("installing config/webhook's configurations: %d webhooks, %v", n, err)
+	}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: id}})
+		_ = env.Client.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: id}})
+	})
+	m := startManagerBinary(t,
+		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
+		"--webhook-port="+strconv.Itoa(webhookPort),
+		"--cert-mode=self-managed",
+		"--cert-namespace="+ns,
+		"--cert-ca-secret="+id+"-ca",
+		"--webhook-service="+id,
+		"--webhook-dns-names=localhost",
+		"--mutating-webhook-configuration="+id,
+		"--validating-webhook-configuration="+id,
+	)
+	m.waitReady(t)
+
+	t.Run("metrics need authentication and authorization", func(t *testing.T) {
+		cs, err := kubernetes.NewForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		token := func(sa string) string {
+			if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr.Status.Token
+		}
+		scraper, nobody := token("scraper"), token("nobody")
+		// The chart's <release>-metrics-reader ClusterRole, bound to the scraper.
+		reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "binary-metrics-reader"}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "binary-metrics-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+		}
+		for _, o := range []any{reader, binding} {
+			var err error
+			switch o := o.(type) {
+			case *rbacv1.ClusterRole:
+				err = env.Client.Create(ctx, o)
+			case *rbacv1.ClusterRoleBinding:
+				err = env.Client.Create(ctx, o)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			_ = env.Client.Delete(context.Background(), binding)
+			_ = env.Client.Delete(context.Background(), reader)
+		})
+
+		httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			// The metrics endpoint serves a self-signed certificate unless one is mounted.
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // what the chart's ServiceMonitor does too
+		}}
+		get := func(url, token string) (int, string) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := httpc.Do(req)
+			if err != nil {
+				t.Fatalf("GET %s: %v", url, err)
+			}
+			defer func() { _ = resp.Body.Close() }()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(body)
+		}
+		metrics := "https://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
+		if code, _ := get(metrics, ""); code != http.StatusUnauthorized {
+			t.Errorf("GET /metrics without a token: %d, want 401", code)
+		}
+		// controller-runtime's filter answers 500 when the TokenReview rejects a token
+		// ("Authentication failed"); what matters is that nothing is served.
+		if code, body := get(metrics, "not-a-token"); code == http.StatusOK || strings.Contains(body, "controller_runtime_") {
+			t.Errorf("GET /metrics with an invalid token: %d, want a refusal", code)
+		}
+		if code, _ := get(metrics, nobody); code != http.StatusForbidden {
+			t.Errorf("GET /metrics as an account without the metrics-reader role: %d, want 403", code)
+		}
+		// RBAC changes reach the authorizer quickly, but not instantly.
+		eventually(t, 30*time.Second, "the scraper reads the metrics", func() error {
+			code, body := get(metrics, scraper)
+			if code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
+				return fmt.Errorf("GET /metrics as the scraper: %d", code)
+			}
+			return nil
+		})
+		// No debug listener: pprof is neither on the metrics port nor on the probe port.
+		for _, url := range []string{
+			"https://127.0.0.1:" + strconv.Itoa(metricsPort) + "/debug/pprof/",
+			"http://127.0.0.1:" + strconv.Itoa(m.probePort) + "/debug/pprof/",
+		} {
+			if code, _ := get(url, scraper); code == http.StatusOK {
+				t.Errorf("GET %s: 200, want no debug endpoint", url)
+			}
+		}
+	})
+
+	checkArgs := []string{"check", "--kubeconfig=" + env.KubeconfigPath, "--namespace=default",
+		"--mutating-webhook-configuration=" + id, "--validating-webhook-configuration=" + id}
+	out, code := runAlmanac(t, append(checkArgs, "--wait", "--timeout=60s")...)
+	t.Logf("almanac check against the running manager (exit %d):\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "✓ Admission") || !strings.Contains(out, "almanac is ready.") {
+		t.Fatalf("almanac check against a running manager: exit %d, want 0 and \"almanac is ready.\"", code)
+	}
+
+	m.stop(t)
+	out, code = runAlmanac(t, append(checkArgs, "--timeout=5s")...)
+	t.Logf("almanac check against the stopped manager (exit %d):\n%s", code, out)
+	if code != 1 {
+		t.Errorf("almanac check against a stopped manager: exit %d, want 1", code)
+	}
+	for _, want := range []string{"✗ Admission", "failed calling webhook", "connection refused", "hint: no manager replica answers", "almanac is not ready: 1 of 4 checks failed."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	if out, code := runAlmanac(t, "check", "--kubeconfig=/does/not/exist"); code != 2 {
+		t.Errorf("almanac check with a missing kubeconfig: exit %d, want 2\n%s", code, out)
+	}
+}
