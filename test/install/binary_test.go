@@ -19,8 +19,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -298,4 +298,162 @@ func TestManagerBinary(t *testing.T) {
 	if out, code := runAlmanac(t, "check", "--kubeconfig=/does/not/exist"); code != 2 {
 		t.Errorf("almanac check with a missing kubeconfig: exit %d, want 2\n%s", code, out)
 	}
+}
+
+// syncBuffer is an io.Writer that a test reads while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// descendants lists the processes below pid (from /proc).
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may contain spaces, so parse after the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 {
+			if pp, err := strconv.Atoi(fields[1]); err == nil {
+				parent[p] = pp
+			}
+		}
+	}
+	var out []int
+	in := map[int]bool{pid: true}
+	for changed := true; changed; {
+		changed = false
+		for p, pp := range parent {
+			if in[pp] && !in[p] {
+				in[p], changed = true, true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether pid runs (a zombie waiting to be reaped does not).
+func alive(pid int) (bool, string) {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false, ""
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	return len(fields) > 0 && fields[0] != "Z", string(stat[:i+1])
+}
+
+// TestDev runs `almanac dev` (what `make demo` runs) as a user does: it must start a local
+// API server and the manager, pass `almanac check`, apply the examples, create a Job of a
+// demo ScheduledJob within about a minute, and on Ctrl-C (SIGINT to its process group, as a
+// terminal sends it) exit 0 leaving no process and no temporary folder behind.
+func TestDev(t *testing.T) {
+	out := &syncBuffer{}
+	cmd := exec.Command(buildAlmanac(t), "dev", "--root="+testenv.RepoRoot(), "--lead=1s", "--interval=1s") //nolint:gosec // the binary just built
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("almanac dev printed:\n%s", out.String())
+		}
+	}()
+	waitFor := func(timeout time.Duration, what string, ok func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for !ok(out.String()) {
+			select {
+			case err := <-done:
+				exited = true
+				t.Fatalf("almanac dev exited (%v) before %s", err, what)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("almanac dev: not %s within %s", what, timeout)
+			}
+		}
+	}
+	waitFor(3*time.Minute, "showing the state", func(s string) bool { return strings.Contains(s, "State at ") })
+	for _, want := range []string{"ready: the webhooks answer with a certificate the API server trusts", "✓ Admission", "almanac is ready.", "export KUBECONFIG="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("almanac dev printed no %q", want)
+		}
+	}
+	if strings.Contains(out.String(), "  ! ") {
+		t.Errorf("almanac dev reported a problem (lines starting with !)")
+	}
+	// demo-at runs at the next full minute after now+1s.
+	waitFor(150*time.Second, "creating a Job of a demo ScheduledJob", func(s string) bool {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "Job demo-") && strings.Contains(l, "created") && strings.Contains(l, "owner=ScheduledJob/demo-") {
+				return true
+			}
+		}
+		return false
+	})
+
+	procs := descendants(cmd.Process.Pid)
+	if len(procs) < 3 {
+		t.Errorf("almanac dev runs %d processes, want at least etcd, kube-apiserver and the manager", len(procs))
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		exited = true
+		if err != nil {
+			t.Errorf("almanac dev exited with %v after Ctrl-C, want 0", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("almanac dev did not exit within 90s of Ctrl-C")
+	}
+	for _, p := range procs {
+		if ok, what := alive(p); ok {
+			t.Errorf("process %s outlived almanac dev", what)
+		}
+	}
+	for _, want := range []string{"» Stopping the manager", "» Stopping kube-apiserver and etcd", "  removed /"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("almanac dev printed no %q on Ctrl-C", want)
+		}
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if dir, ok := strings.CutPrefix(l, "  removed "); ok {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the temporary folder %s is still there: %v", dir, err)
+			}
+		}
+	}
+	t.Logf("almanac dev printed:\n%s", out.String())
 }
