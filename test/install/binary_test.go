@@ -18,14 +18,13 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/test/testenv"
@@ -81,7 +80,7 @@ func (m *managerProcess) logs() string {
 func startManagerBinary(t *testing.T, args ...string) *managerProcess {
 	t.Helper()
 	m := &managerProcess{done: make(chan struct{}), probePort: freePort(t)}
-	m.cmd = exec.Command(buildAlmanac(t), append([]string{"manager", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(m.probePort)}, args...)...) //nolint:gosec // the binary just built
+	m.cmd = exec.Command(buildAlmanac(t), append([]string{"manager", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(m.probePort)}, args...)...)
 	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+env.KubeconfigPath)
 	m.cmd.Stdout, m.cmd.Stderr = m, m
 	if err := m.cmd.Start(); err != nil {
@@ -124,7 +123,7 @@ func (m *managerProcess) waitReady(t *testing.T) {
 			t.Fatalf("the manager exited: %v\n%s", m.err, m.logs())
 		default:
 		}
-		resp, err := http.Get(url) //nolint:gosec,noctx // a local test URL
+		resp, err := http.Get(url) //nolint:noctx // a local test URL
 		if err != nil {
 			return err
 		}
@@ -140,7 +139,7 @@ func (m *managerProcess) waitReady(t *testing.T) {
 // runAlmanac runs the almanac binary and returns its combined output and exit code.
 func runAlmanac(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(buildAlmanac(t), args...) //nolint:gosec // the binary just built
+	cmd := exec.Command(buildAlmanac(t), args...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -227,7 +226,7 @@ func TestManagerBinary(t *testing.T) {
 
 		httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			// The metrics endpoint serves a self-signed certificate unless one is mounted.
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // what the chart's ServiceMonitor does too
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
 		}}
 		get := func(url, token string) (int, string) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -370,7 +369,7 @@ func alive(pid int) (bool, string) {
 // terminal sends it) exit 0 leaving no process and no temporary folder behind.
 func TestDev(t *testing.T) {
 	out := &syncBuffer{}
-	cmd := exec.Command(buildAlmanac(t), "dev", "--root="+testenv.RepoRoot(), "--lead=1s", "--interval=1s") //nolint:gosec // the binary just built
+	cmd := exec.Command(buildAlmanac(t), "dev", "--root="+testenv.RepoRoot(), "--lead=1s", "--interval=1s")
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -382,7 +381,7 @@ func TestDev(t *testing.T) {
 	defer func() {
 		if !exited {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			t.Logf("almanac dev killed: %v", <-done)
 		}
 		if t.Failed() {
 			t.Logf("almanac dev printed:\n%s", out.String())

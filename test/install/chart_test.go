@@ -906,7 +906,7 @@ func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistration
 		o.Labels = map[string]string{"touched": time.Now().Format("150405.000000")}
 		err := c.Update(ctx, o)
 		if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
-			return fmt.Errorf("update = %v, want a failed webhook call", err)
+			return fmt.Errorf("update = %w, want a failed webhook call", err)
 		}
 		return nil
 	})
@@ -933,7 +933,7 @@ func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistration
 	eventually(t, 10*time.Second, "the held ScheduledJob gone", func() error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(held), &batchv1alpha1.ScheduledJob{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("get = %v, want NotFound", err)
+			return fmt.Errorf("get = %w, want NotFound", err)
 		}
 		return nil
 	})
