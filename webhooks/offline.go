@@ -284,8 +284,22 @@ func allRulesKind(obj client.Object) schema.GroupVersionKind {
 	return schema.GroupVersionKind{}
 }
 
+// ScheduledPodAutoscaler finds the autoscaler anywhere in the input, so that a Schedule listed
+// before its autoscaler gets no "does not exist" warning. But an autoscaler that has not been
+// admitted yet is returned with overlapPolicy Max: on the API server the Schedule is created
+// first, when no overlapPolicy Forbid applies to it, so its overlaps are warnings there too
+// (and the autoscaler warns when it arrives with Forbid).
 func (l *inputLookup) ScheduledPodAutoscaler(_ context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
-	spa, _ := l.all[objectKey(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), namespace, name)].(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+	key := objectKey(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), namespace, name)
+	if spa, ok := l.admitted[key].(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok {
+		return spa, nil
+	}
+	spa, ok := l.all[key].(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+	if !ok {
+		return nil, nil
+	}
+	spa = spa.DeepCopy()
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
 	return spa, nil
 }
 

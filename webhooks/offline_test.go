@@ -145,6 +145,37 @@ kind: Deployment
 metadata: {name: web}
 ---
 apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: prod}
+spec:
+  overlapPolicy: Forbid
+  horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 10}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: office, namespace: prod}
+spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "09:00", endTime: "17:00", timeZone: Asia/Tokyo}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: late, namespace: prod}
+spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "16:00", endTime: "18:00", timeZone: Asia/Tokyo}`,
+		wantSkipped: 1,
+		want: []verdictLine{
+			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/late", Errors: []ResultError{{
+				Field: "spec", Type: "FieldValueForbidden",
+				Message: `Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`,
+			}}, Warnings: []string{}},
+		},
+	}, {
+		// On the API server the Schedules are created before their autoscaler exists, so its
+		// overlapPolicy Forbid does not apply to them yet: their overlap is a warning, and the
+		// autoscaler is admitted with a warning that its Schedules already overlap.
+		name: "an autoscaler later in the input does not forbid overlaps of the Schedules before it",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
 kind: Schedule
 metadata: {name: office, namespace: prod}
 spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "09:00", endTime: "17:00", timeZone: Asia/Tokyo}
@@ -160,14 +191,16 @@ metadata: {name: web, namespace: prod}
 spec:
   overlapPolicy: Forbid
   horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 10}`,
-		wantSkipped: 1,
 		want: []verdictLine{
 			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
-			{Object: "Schedule prod/late", Errors: []ResultError{{
-				Field: "spec", Type: "FieldValueForbidden",
-				Message: `Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`,
-			}}, Warnings: []string{}},
-			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/late", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+				`spec: the windows overlap those of Schedule "office" from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); ` +
+					`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`,
+			}},
+			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+				`spec.overlapPolicy: Schedules "late" and "office" already overlap (both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC)); ` +
+					`Forbid applies to Schedules created or changed from now on, so change one of them to remove the overlap`,
+			}},
 		},
 	}, {
 		name: "a cycle is reported at the EventJob that closes it; a CronJob in the input is a trigger that exists",

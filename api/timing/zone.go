@@ -58,6 +58,9 @@ func canonicalZoneName(s string) (string, error) {
 	for _, prefix := range []string{"tz=", "cron_tz="} {
 		if strings.HasPrefix(lower, prefix) {
 			rest := strings.TrimSpace(s[len(prefix):])
+			if rest == "" {
+				return "", fmt.Errorf(`%q is a %q prefix without a zone: write an IANA zone name alone, such as "Europe/Berlin", or "UTC"`, s, s[:len(prefix)])
+			}
 			return "", fmt.Errorf("%q has a %q prefix: write the zone name alone, e.g. %q", s, s[:len(prefix)], rest)
 		}
 	}

@@ -77,6 +77,8 @@ func TestNormalizeZone(t *testing.T) {
 		{in: "Local", wantErr: `"Local" means the zone of the machine that evaluates the schedule, which differs between machines: use an IANA name such as "Europe/Berlin", or "UTC"`},
 		{in: "local", wantErr: `"local" means the zone of the machine`},
 		{in: "TZ=Asia/Tokyo", wantErr: `"TZ=Asia/Tokyo" has a "TZ=" prefix: write the zone name alone, e.g. "Asia/Tokyo"`},
+		{in: "TZ=", wantErr: `"TZ=" is a "TZ=" prefix without a zone: write an IANA zone name alone, such as "Europe/Berlin", or "UTC"`},
+		{in: "cron_tz= ", wantErr: `"cron_tz=" is a "cron_tz=" prefix without a zone: write an IANA zone name alone, such as "Europe/Berlin", or "UTC"`},
 		{in: "CRON_TZ=Europe/Berlin", wantErr: `"CRON_TZ=Europe/Berlin" has a "CRON_TZ=" prefix: write the zone name alone, e.g. "Europe/Berlin"`},
 		{in: "Factory", wantErr: `"Factory" is not a known IANA time zone`},
 		{in: "+05:30", wantErr: `"+05:30" is not a whole-hour offset: only whole-hour offsets have a fixed zone (Etc/GMT±N); use the IANA zone of the place instead, e.g. "Asia/Kolkata" for +05:30`},

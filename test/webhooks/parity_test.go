@@ -1,13 +1,19 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,9 +36,11 @@ type verdict struct {
 var unknownFieldPattern = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 // TestParity applies each corpus file, in order, to a fresh namespace of the live API server
-// (with the webhooks, whose clock is now) and runs `almanac validate`'s logic on the same
-// documents with --now=now: every almanac object gets the same verdict, the same causes
-// (field path, type and message) and the same warnings.
+// (with the webhooks, whose clock is now) and runs the almanac binary's `validate -o json
+// --now=now` on the same documents: every almanac object gets the same verdict, the same
+// causes (field path, type and message) and the same warnings, and the exit status is 1 when
+// an object was rejected, 0 otherwise. The corpus must hold, for each kind, an object that is
+// rejected and one that is admitted with warnings.
 //
 // Two differences are by design, and the test allows exactly these:
 //   - For an unknown field the API server answers 400 with a plain "strict decoding error" and
@@ -48,6 +56,8 @@ func TestParity(t *testing.T) {
 		t.Fatalf("no corpus: %v", err)
 	}
 	files = append(files, filepath.Join(testenv.RepoRoot(), "examples"))
+	almanac := buildAlmanac(t)
+	rejected, warned := map[string]int{}, map[string]int{}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			ns := newNamespace(t)
@@ -55,15 +65,26 @@ func TestParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The input of validate: the same documents in the test's namespace.
+			var input bytes.Buffer
 			for _, d := range docs {
 				d.Object.SetNamespace(ns)
+				data, err := d.Object.MarshalJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&input, "---\n%s\n", data)
 			}
-			report, err := webhooks.Validate(context.Background(), docs, now)
-			if err != nil {
+			inputFile := filepath.Join(t.TempDir(), "input.yaml")
+			if err := os.WriteFile(inputFile, input.Bytes(), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			report, exitCode := runValidate(t, almanac, inputFile)
 			var offline []verdict
 			for _, r := range report.Results {
+				if r.File != inputFile || r.Namespace != ns || r.APIVersion == "" {
+					t.Errorf("result %+v: want file %s, namespace %s and an apiVersion", r, inputFile, ns)
+				}
 				offline = append(offline, verdict{Object: r.Kind + "/" + r.Name, Allowed: r.Allowed, Errors: r.Errors, Warnings: r.Warnings})
 			}
 
@@ -85,6 +106,11 @@ func TestParity(t *testing.T) {
 					}
 				}
 				live = append(live, v)
+				if !v.Allowed {
+					rejected[obj.GetKind()]++
+				} else if len(v.Warnings) > 0 {
+					warned[obj.GetKind()]++
+				}
 				if err == nil {
 					waitCached(t, obj)
 				}
@@ -103,15 +129,88 @@ func TestParity(t *testing.T) {
 					t.Errorf("%s (-API server +validate):\n%s", want.Object, diff)
 				}
 			}
-			var rejected int
+			var liveRejected int
 			for _, v := range live {
 				if !v.Allowed {
-					rejected++
+					liveRejected++
 				}
 			}
-			t.Logf("%d objects, %d rejected, %d skipped", len(live), rejected, report.Summary.Skipped)
+			wantExit := 0
+			if liveRejected > 0 {
+				wantExit = 1
+			}
+			if exitCode != wantExit {
+				t.Errorf("almanac validate exited %d, want %d (%d of %d objects rejected by the API server)", exitCode, wantExit, liveRejected, len(live))
+			}
+			if report.Summary.Objects != len(live) || report.Summary.Rejected != liveRejected {
+				t.Errorf("summary %+v, want %d objects and %d rejected", report.Summary, len(live), liveRejected)
+			}
+			t.Logf("%d objects, %d rejected, %d skipped", len(live), liveRejected, report.Summary.Skipped)
 		})
 	}
+	for _, kind := range []string{"Schedule", "ScheduledPodAutoscaler", "ScheduledJob", "EventJob"} {
+		if rejected[kind] == 0 || warned[kind] == 0 {
+			t.Errorf("the corpus has %d rejected %ss and %d admitted with warnings: want at least one of each", rejected[kind], kind, warned[kind])
+		}
+	}
+}
+
+// validateReport is the JSON report of `almanac validate -o json`; decoding it with unknown
+// fields disallowed checks its shape.
+type validateReport struct {
+	Results []struct {
+		File       string                 `json:"file"`
+		Index      int                    `json:"index"`
+		APIVersion string                 `json:"apiVersion"`
+		Kind       string                 `json:"kind"`
+		Namespace  string                 `json:"namespace"`
+		Name       string                 `json:"name"`
+		Allowed    bool                   `json:"allowed"`
+		Errors     []webhooks.ResultError `json:"errors"`
+		Warnings   []string               `json:"warnings"`
+	} `json:"results"`
+	Summary struct {
+		Objects  int `json:"objects"`
+		Rejected int `json:"rejected"`
+		Warnings int `json:"warnings"`
+		Skipped  int `json:"skipped"`
+	} `json:"summary"`
+}
+
+// buildAlmanac builds the almanac binary into a temporary folder.
+func buildAlmanac(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "almanac")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = testenv.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runValidate runs `almanac validate -f file -o json --now=now` and returns its report and
+// exit status.
+func runValidate(t *testing.T, almanac, file string) (*validateReport, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(almanac, "validate", "-f", file, "-o", "json", "--now", now.Format(time.RFC3339)) //nolint:gosec // the binary the test built
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("almanac validate: %v", err)
+		}
+		code = exit.ExitCode()
+	}
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	report := &validateReport{}
+	if err := dec.Decode(report); err != nil {
+		t.Fatalf("almanac validate -o json (exit %d): %v\nstderr:\n%s", code, err, stderr.String())
+	}
+	return report, code
 }
 
 var missingTarget = regexp.MustCompile(`^spec\.(?:scaleTargetRef|trigger)\.name: (\w+) "([^"]+)" does not exist`)

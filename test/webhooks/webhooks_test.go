@@ -93,6 +93,30 @@ spec:
 		want: []metav1.StatusCause{invalid("spec.schedule", `Invalid value: "TZ=Europe/Berlin 0 9 * * *": "TZ=Europe/Berlin 0 9 * * *" sets a time zone inside the schedule: `+
 			`remove "TZ=Europe/Berlin" and set the schedule's time zone to "Europe/Berlin" instead`)},
 	}, {
+		name: "ScheduledJob and Schedule with TZ= and nothing after it (the parser does not panic)",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: tz-empty}
+spec:
+  schedule: "TZ="
+  timeZone: "CRON_TZ="` + jobTemplate,
+		want: []metav1.StatusCause{
+			invalid("spec.timeZone", `Invalid value: "CRON_TZ=": "CRON_TZ=" is a "CRON_TZ=" prefix without a zone: write an IANA zone name alone, such as "Europe/Berlin", or "UTC"`),
+			invalid("spec.schedule", `Invalid value: "TZ=": "TZ=" starts with "TZ=": the time zone is not part of the schedule; remove the prefix and set the schedule's time zone instead`),
+		},
+	}, {
+		name: "Cron Schedule with TZ= and nothing after it",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: tz-empty}
+spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Cron, schedule: "TZ=", duration: 1h, timeZone: "TZ="}`,
+		want: []metav1.StatusCause{
+			invalid("spec.timeZone", `Invalid value: "TZ=": "TZ=" is a "TZ=" prefix without a zone: write an IANA zone name alone, such as "Europe/Berlin", or "UTC"`),
+			invalid("spec.schedule", `Invalid value: "TZ=": "TZ=" starts with "TZ=": the time zone is not part of the schedule; remove the prefix and set the schedule's time zone instead`),
+		},
+	}, {
 		name: "ScheduledJob whose name leaves no room for its Jobs, with Pods that always restart",
 		manifest: `
 apiVersion: batch.almanac.dev/v1alpha1
