@@ -96,7 +96,7 @@ func ParseCron(spec string) (Cron, error) {
 			probe[i] = f
 			probed, err := parseStandard(strings.Join(probe, " "))
 			if err != nil {
-				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q: %v; %s", spec, cronFields[i], f, err, cronExpected)
+				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q: %w; %s", spec, cronFields[i], f, err, cronExpected)
 			}
 			// robfig/cron accepts a list without items (",") as matching nothing.
 			if fields := [...]uint64{probed.Minute, probed.Hour, probed.Dom, probed.Month, probed.Dow}; fields[i]&^starBit == 0 {
@@ -108,7 +108,7 @@ func ParseCron(spec string) (Cron, error) {
 
 	schedule, err := parseStandard(canonical)
 	if err != nil {
-		return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %v; %s", spec, err, cronExpected)
+		return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %w; %s", spec, err, cronExpected)
 	}
 	c := Cron{
 		spec:   canonical,

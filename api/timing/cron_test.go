@@ -267,7 +267,7 @@ func TestCronNextAndPrev(t *testing.T) {
 		},
 		{
 			name: "in the second occurrence of a repeated hour", spec: "*/15 * * * *", zone: "America/New_York",
-			at: "2027-11-07T06:20:00Z", // 01:20 EST
+			at:       "2027-11-07T06:20:00Z", // 01:20 EST
 			wantNext: "2027-11-07T07:00:00Z", wantPrev: "2027-11-07T05:45:00Z",
 		},
 		{

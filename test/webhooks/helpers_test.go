@@ -3,7 +3,6 @@ package webhooks_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,12 +129,6 @@ func setClock(t testing.TB, to time.Time) {
 	t.Helper()
 	clk.SetTime(to)
 	t.Cleanup(func() { clk.SetTime(now) })
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }
 
 func fieldOf(obj *unstructured.Unstructured, path string) any {

@@ -71,7 +71,9 @@ func run(m *testing.M) (int, error) {
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() {
 		cancel()
-		_ = <-done
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
+		}
 	}()
 	if err := waitForWebhookServer(ctx, done); err != nil {
 		return 0, err

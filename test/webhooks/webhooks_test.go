@@ -455,7 +455,7 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Weekly, startDayOfWeek
 		if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(kubectl, "--kubeconfig", env.KubeconfigPath, "-n", ns, "apply", "--dry-run=server", "-f", file).CombinedOutput() //nolint:gosec // the test's own kubectl
+		out, err := exec.Command(kubectl, "--kubeconfig", env.KubeconfigPath, "-n", ns, "apply", "--dry-run=server", "-f", file).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
 		}
@@ -467,7 +467,7 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Weekly, startDayOfWeek
 		if err := os.WriteFile(file, []byte(strings.Replace(manifest, "est}", "Europe/Berln}", 1)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, err = exec.Command(kubectl, "--kubeconfig", env.KubeconfigPath, "-n", ns, "apply", "--dry-run=server", "-f", file).CombinedOutput() //nolint:gosec // the test's own kubectl
+		out, err = exec.Command(kubectl, "--kubeconfig", env.KubeconfigPath, "-n", ns, "apply", "--dry-run=server", "-f", file).CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			t.Fatalf("kubectl apply of an invalid object: %v\n%s", err, out)

@@ -33,7 +33,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	if err := os.WriteFile(*out, src, 0o644); err != nil { //nolint:gosec // a generated Go source file, readable like the rest of the repository
 		log.Fatal(err)
 	}
 }
@@ -112,7 +112,7 @@ var dataVersion = regexp.MustCompile(`(?m)^DATA=(\S+)$`)
 // version returns " (tzdata 2025c)" as recorded by lib/time/update.bash, or "" if it cannot
 // be found; it only documents the generated file.
 func version(goroot string) string {
-	script, err := os.ReadFile(filepath.Join(goroot, "lib", "time", "update.bash"))
+	script, err := os.ReadFile(filepath.Join(goroot, "lib", "time", "update.bash")) //nolint:gosec // a file of the Go installation that builds this
 	if err != nil {
 		return ""
 	}
