@@ -328,6 +328,17 @@ func TestValidateCommandExitStatus(t *testing.T) {
 	warns := writeFile(t, dir, "warns.yaml", strings.ReplaceAll(validSchedule+"---\n"+spaYAML, "asia/tokyo", "EST"))
 	malformed := writeFile(t, dir, "malformed.yaml", "kind: [unclosed\n")
 	examples := filepath.Join("..", "examples")
+	// A v1 List in YAML and in JSON: each item is an object of its own.
+	list := writeFile(t, dir, "list.yaml", "apiVersion: v1\nkind: List\nitems:\n- "+strings.ReplaceAll(strings.TrimSpace(spaYAML), "\n", "\n  ")+
+		"\n- "+strings.ReplaceAll(strings.TrimSpace(badZone), "\n", "\n  ")+"\n")
+	jsonList := writeFile(t, dir, "list.json", `{"apiVersion": "v1", "kind": "List", "items": [`+
+		`{"apiVersion": "autoscaling.almanac.dev/v1alpha1", "kind": "ScheduledPodAutoscaler", "metadata": {"name": "web"}, "spec": {"horizontalPodAutoscalerSpec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}}},`+
+		`{"apiVersion": "autoscaling.almanac.dev/v1alpha1", "kind": "Schedule", "metadata": {"name": "s"}, "spec": {"scaleTargetRef": {"name": "web"}, "minReplicas": 2, "type": "Daily", "startTime": "9:00", "endTime": "17:00"}}]}`)
+	oneShot := writeFile(t, dir, "oneshot.yaml", `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: launch}
+spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: OneShot, startTime: "2027-06-01T09:00", endTime: "2027-06-01T17:00"}
+`)
 
 	tests := []struct {
 		name       string
@@ -345,6 +356,10 @@ func TestValidateCommandExitStatus(t *testing.T) {
 		{"repeated -f", "", []string{"-f", ok, "-f", bad, nowFlag}, ExitRejected, "3 objects: 2 admitted, 1 rejected", ""},
 		{"warnings are fine", "", []string{"-f", warns, nowFlag}, ExitAdmitted, "warning: spec.timeZone: EST is a fixed UTC-05:00 offset", ""},
 		{"unless they are errors", "", []string{"-f", warns, nowFlag, "--warnings-as-errors"}, ExitRejected, "1 warnings", ""},
+		{"a YAML List", "", []string{"-f", list, nowFlag}, ExitRejected, "2 objects: 1 admitted, 1 rejected", ""},
+		{"a JSON List", "", []string{"-f", jsonList, nowFlag}, ExitAdmitted, "2 objects: 2 admitted, 0 rejected", ""},
+		{"--now before a OneShot's end", "", []string{"-f", oneShot, "--now", "2027-06-01T16:59:00+02:00"}, ExitAdmitted, "1 objects: 1 admitted", ""},
+		{"--now after a OneShot's end", "", []string{"-f", oneShot, "--now", "2027-06-01T17:00:00Z"}, ExitRejected, "which is not after now (2027-06-01 17:00 UTC)", ""},
 		{"no input", "", []string{nowFlag}, ExitUsage, "", "Error: no input"},
 		{"a missing file", "", []string{"-f", filepath.Join(dir, "nope.yaml")}, ExitUsage, "", "no such file"},
 		{"malformed YAML", "", []string{"-f", malformed}, ExitUsage, "", "malformed.yaml: document 0"},

@@ -148,6 +148,19 @@ func TestParity(t *testing.T) {
 			t.Logf("%d objects, %d rejected, %d skipped", len(live), liveRejected, report.Summary.Skipped)
 		})
 	}
+	t.Run("the process exits 2 for usage errors and malformed input", func(t *testing.T) {
+		malformed := filepath.Join(t.TempDir(), "malformed.yaml")
+		if err := os.WriteFile(malformed, []byte("kind: [unclosed\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"validate"}, {"validate", "-f", malformed}, {"validate", "-f", malformed, "--no-such-flag"}, {"validate", "-f", malformed, "-o", "yaml"}} {
+			out, err := exec.Command(almanac, args...).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Errorf("almanac %s: %v, want exit status 2\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
 	for _, kind := range []string{"Schedule", "ScheduledPodAutoscaler", "ScheduledJob", "EventJob"} {
 		if rejected[kind] == 0 || warned[kind] == 0 {
 			t.Errorf("the corpus has %d rejected %ss and %d admitted with warnings: want at least one of each", rejected[kind], kind, warned[kind])
