@@ -221,7 +221,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	p.line("  kubectl get schedules,scheduledpodautoscalers,hpa,scheduledjobs,eventjobs,jobs")
 	p.line("  kubectl describe scheduledpodautoscaler nginx")
 	p.line("  kubectl apply -f examples/scheduledjob-cron.yaml --dry-run=server")
-	p.line("  almanac check    # or: go run . check")
+	p.line("  bin/almanac check")
 	p.line("")
 	p.line("There is no kube-controller-manager here: Deployments get no Pods and Jobs do not run;")
 	p.line("what almanac does (HPA bounds, status, Jobs created) is all there. Ctrl-C stops everything.")
