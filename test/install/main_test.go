@@ -77,7 +77,7 @@ type replicaConfig struct {
 	webhooks     []string // paths served
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,7 +87,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startReplica(t *testing.T, name string, rc replicaConfig) *replica {
+func startReplica(t testing.TB, name string, rc replicaConfig) *replica {
 	t.Helper()
 	r := &replica{name: name, port: freePort(t), done: make(chan struct{})}
 	opts := certs.Options{
@@ -182,7 +182,7 @@ func configMapSelector(id string) *metav1.LabelSelector {
 // webhookConfigurations creates a mutating and a validating configuration named id, without
 // a caBundle, whose webhooks call mutatingURL and validatingURL on CREATE and UPDATE of
 // rule's resources matching selector (nil: all), and deletes them when the test ends.
-func webhookConfigurations(t *testing.T, id, mutatingURL, validatingURL string, rule admissionregistrationv1.Rule, selector *metav1.LabelSelector) {
+func webhookConfigurations(t testing.TB, id, mutatingURL, validatingURL string, rule admissionregistrationv1.Rule, selector *metav1.LabelSelector) {
 	t.Helper()
 	ctx := context.Background()
 	rules := []admissionregistrationv1.RuleWithOperations{{
@@ -220,7 +220,7 @@ func webhookConfigurations(t *testing.T, id, mutatingURL, validatingURL string, 
 }
 
 // eventually polls f every 100ms until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var err error
