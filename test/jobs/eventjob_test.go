@@ -27,7 +27,7 @@ func newEJ(ns, name string, kind batchv1alpha1.TriggerKind, upstream string) *ba
 	}
 }
 
-func newCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
+func newCronJob(t testing.TB, ns, name string) *batchv1.CronJob {
 	t.Helper()
 	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: batchv1.CronJobSpec{Schedule: "*/5 * * * *", JobTemplate: jobTemplate()}}
@@ -38,7 +38,7 @@ func newCronJob(t *testing.T, ns, name string) *batchv1.CronJob {
 }
 
 // upstreamJob creates a Job controlled by owner (nil: no controller).
-func upstreamJob(t *testing.T, ns, name string, owner client.Object, kind string) *batchv1.Job {
+func upstreamJob(t testing.TB, ns, name string, owner client.Object, kind string) *batchv1.Job {
 	t.Helper()
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: jobTemplate().Spec}
 	if owner != nil {

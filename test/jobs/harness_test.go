@@ -15,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -56,7 +57,7 @@ type testClock struct {
 	queues []*trackingQueue
 }
 
-func newTestClock(t *testing.T, start time.Time) *testClock {
+func newTestClock(t testing.TB, start time.Time) *testClock {
 	c := &testClock{FakeClock: clocktesting.NewFakeClock(start), stop: make(chan struct{})}
 	go func() {
 		const tick = 5 * time.Millisecond
@@ -78,15 +79,37 @@ func newTestClock(t *testing.T, start time.Time) *testClock {
 // JumpTo moves the clock forward to t (never back), once the reconcilers are idle.
 func (c *testClock) JumpTo(t time.Time) {
 	c.waitIdle()
+	c.stepTo(t)
+}
+
+// stepTo moves the clock forward to t (never back) and wakes every queue's waiting loop.
+//
+// The wake-up closes the last race between the fake clock and client-go's delaying queue: its
+// waiting loop reads the clock, then arms a timer for the next item with the difference. If the
+// clock jumps between the two, the timer is armed a jump too late (the loop would only notice
+// at its next 10 s heartbeat). Adding an item makes the loop read the clock again; the item is
+// a request for an object that does not exist, due in a thousand hours, so it never reaches a
+// reconciler (and re-adding it only keeps the one entry).
+func (c *testClock) stepTo(t time.Time) {
 	if d := t.Sub(c.Now()); d > 0 {
 		c.Step(d)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, q := range c.queues {
+		if !q.ShuttingDown() {
+			q.TypedRateLimitingInterface.AddAfter(nudge, 1000*time.Hour)
+		}
+	}
 }
 
-// waitIdle waits (up to 5 s) until no queue has an item ready or in a reconcile, twice in a
+// nudge is the request stepTo uses to wake the queues' waiting loops.
+var nudge = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "almanac-test", Name: "clock-nudge"}}
+
+// waitIdle waits (up to 15 s) until no queue has an item ready or in a reconcile, twice in a
 // row 10 ms apart.
 func (c *testClock) waitIdle() {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for quiet := 0; quiet < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		quiet++
 		c.mu.Lock()
@@ -204,7 +227,29 @@ type manager struct {
 }
 
 // startManager starts a manager whose reconcilers and work queues run on clk.
-func startManager(t *testing.T, ns string, clk *testClock, f *faults) *manager {
+func startManager(t testing.TB, ns string, clk *testClock, f *faults) *manager {
+	t.Helper()
+	return startManagerWith(t, ns, clk, f, nil)
+}
+
+// createHook calls onCreate after each object that the reconcilers created (the API server
+// has accepted it), so that benchmarks can time the creation of a Job.
+type createHook struct {
+	client.Client
+	onCreate func(client.Object)
+}
+
+func (c createHook) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	err := c.Client.Create(ctx, obj, opts...)
+	if err == nil {
+		c.onCreate(obj)
+	}
+	return err
+}
+
+// startManagerWith is startManager that also calls onCreate (when not nil) for each object the
+// reconcilers create.
+func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object)) *manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme.Scheme,
@@ -226,6 +271,10 @@ func startManager(t *testing.T, ns string, clk *testClock, f *faults) *manager {
 	if f != nil {
 		sj.Client = flakyClient{sj.Client, f}
 		ej.Client = flakyClient{ej.Client, f}
+	}
+	if onCreate != nil {
+		sj.Client = createHook{sj.Client, onCreate}
+		ej.Client = createHook{ej.Client, onCreate}
 	}
 	if err := sj.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
@@ -251,7 +300,7 @@ func (m *manager) Stop() {
 }
 
 // namespace creates a namespace for one test.
-func namespace(t *testing.T) string {
+func namespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobs-"}}
 	if err := env.Client.Create(context.Background(), ns); err != nil {
@@ -271,7 +320,7 @@ func jobTemplate() batchv1.JobTemplateSpec {
 // finishJob writes a Job's status the way the Job controller does when its Pods are done:
 // SuccessCriteriaMet (or FailureTarget) first, then Complete (or Failed), with the counts
 // and times that the API server's validation requires.
-func finishJob(t *testing.T, ns, name string, cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
+func finishJob(t testing.TB, ns, name string, cond batchv1.JobConditionType, at time.Time) *batchv1.Job {
 	t.Helper()
 	ctx := context.Background()
 	j := &batchv1.Job{}
@@ -314,11 +363,11 @@ func retryOnConflict(f func() error) error {
 	}
 }
 
-// eventually polls cond every 10 ms for up to 20 s (the API server shares two cores with
-// other test packages in CI).
-func eventually(t *testing.T, what string, cond func() (bool, error)) {
+// eventually polls cond every 10 ms for up to 60 s: the API server shares two cores with
+// other test packages in CI, and a generous timeout costs nothing when the condition holds.
+func eventually(t testing.TB, what string, cond func() (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 20*time.Second, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 60*time.Second, true,
 		func(context.Context) (bool, error) { return cond() })
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -326,7 +375,7 @@ func eventually(t *testing.T, what string, cond func() (bool, error)) {
 }
 
 // jobsIn lists the Jobs in ns that match the labels.
-func jobsIn(t *testing.T, ns string, labels client.MatchingLabels) []batchv1.Job {
+func jobsIn(t testing.TB, ns string, labels client.MatchingLabels) []batchv1.Job {
 	t.Helper()
 	list := &batchv1.JobList{}
 	if err := env.Client.List(context.Background(), list, client.InNamespace(ns), labels); err != nil {
@@ -335,7 +384,7 @@ func jobsIn(t *testing.T, ns string, labels client.MatchingLabels) []batchv1.Job
 	return list.Items
 }
 
-func getSJ(t *testing.T, ns, name string) *batchv1alpha1.ScheduledJob {
+func getSJ(t testing.TB, ns, name string) *batchv1alpha1.ScheduledJob {
 	t.Helper()
 	sj := &batchv1alpha1.ScheduledJob{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, sj); err != nil {
@@ -344,7 +393,7 @@ func getSJ(t *testing.T, ns, name string) *batchv1alpha1.ScheduledJob {
 	return sj
 }
 
-func getEJ(t *testing.T, ns, name string) *batchv1alpha1.EventJob {
+func getEJ(t testing.TB, ns, name string) *batchv1alpha1.EventJob {
 	t.Helper()
 	ej := &batchv1alpha1.EventJob{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, ej); err != nil {
@@ -363,7 +412,7 @@ type jobRecorder struct {
 	stop    func()
 }
 
-func recordJobs(t *testing.T, ns string) *jobRecorder {
+func recordJobs(t testing.TB, ns string) *jobRecorder {
 	t.Helper()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
@@ -410,7 +459,7 @@ func (r *jobRecorder) duplicates() []string {
 }
 
 // eventReasons returns the reasons of the events.k8s.io Events about an object.
-func eventReasons(t *testing.T, ns, name string) map[string]int {
+func eventReasons(t testing.TB, ns, name string) map[string]int {
 	t.Helper()
 	list := &eventsv1.EventList{}
 	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
