@@ -1,0 +1,138 @@
+package preview
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// jobsInput has ScheduledJobs around the daylight-saving changes of 2027 in two zones.
+const jobsInput = `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: berlin-gap, namespace: ops}
+spec:
+  schedule: "*/30 1-3 * * *"
+  timeZone: Europe/Berlin
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: ny-repeat}
+spec:
+  at: "2027-11-07T01:30"
+  timeZone: America/New_York
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: legacy-at, namespace: ops}
+spec:
+  schedule: "2027-03-28T02:15:00+01:00"
+  timeZone: Europe/Berlin
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: paused, namespace: ops}
+spec:
+  schedule: "* * * * *"
+  suspend: true
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+`
+
+type previewJobs struct {
+	Jobs []struct {
+		Namespace string   `json:"namespace"`
+		Name      string   `json:"name"`
+		Runs      []string `json:"runs"`
+	} `json:"jobs"`
+}
+
+func previewJobsJSON(t *testing.T, input, from, to string) map[string][]string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	opts := options{files: []string{"-"}, from: from, to: to, output: "json"}
+	if err := run(strings.NewReader(input), &stdout, &stderr, opts, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("warnings: %s", stderr.String())
+	}
+	var got previewJobs
+	dec := json.NewDecoder(&stdout)
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	var order []string
+	for _, j := range got.Jobs {
+		if j.Runs == nil {
+			t.Errorf("%s/%s: runs is null, want []", j.Namespace, j.Name)
+		}
+		out[j.Namespace+"/"+j.Name] = j.Runs
+		order = append(order, j.Namespace+"/"+j.Name)
+	}
+	if want := []string{"default/ny-repeat", "ops/berlin-gap", "ops/legacy-at", "ops/paused"}; !cmp.Equal(want, order) {
+		t.Errorf("jobs in order %v, want %v (sorted by namespace/name; no namespace means default)", order, want)
+	}
+	return out
+}
+
+// The "jobs" listing of `almanac preview -o json` has the nominal run instants of each
+// ScheduledJob in [from, to), in UTC, after the DST rule: the gap's slots run once at the jump
+// instant, a repeated wall time runs once at its first occurrence; a timestamp given as
+// schedule is a one-shot; a suspended ScheduledJob has no runs.
+func TestPreviewJobRuns(t *testing.T) {
+	// Berlin, 28 March 2027: 02:00 CET jumps to 03:00 CEST (01:00Z).
+	got := previewJobsJSON(t, jobsInput, "2027-03-28T00:00:00Z", "2027-03-28T01:30:00Z")
+	want := map[string][]string{
+		// 01:00 and 01:30 CET; 02:00, 02:30 (gap) and 03:00 CEST all resolve to 01:00Z and run
+		// once; 03:30 CEST is 01:30Z, which is the end of the range and excluded.
+		"ops/berlin-gap": {"2027-03-28T00:00:00Z", "2027-03-28T00:30:00Z", "2027-03-28T01:00:00Z"},
+		// 2027-03-28T02:15:00+01:00 is 01:15Z: 03:15 CEST in Berlin.
+		"ops/legacy-at":     {"2027-03-28T01:15:00Z"},
+		"ops/paused":        {},
+		"default/ny-repeat": {},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+
+	// The range is half-open: a run at from is in, a run at to is out.
+	got = previewJobsJSON(t, jobsInput, "2027-03-28T00:30:00Z", "2027-03-28T01:00:00Z")
+	if diff := cmp.Diff([]string{"2027-03-28T00:30:00Z"}, got["ops/berlin-gap"]); diff != "" {
+		t.Errorf("berlin-gap in [00:30Z, 01:00Z) (-want +got):\n%s", diff)
+	}
+
+	// New York, 7 November 2027: 01:30 occurs in EDT (05:30Z) and again in EST (06:30Z); the
+	// one-shot runs at the first.
+	got = previewJobsJSON(t, jobsInput, "2027-11-07T00:00:00Z", "2027-11-08T00:00:00Z")
+	if diff := cmp.Diff([]string{"2027-11-07T05:30:00Z"}, got["default/ny-repeat"]); diff != "" {
+		t.Errorf("ny-repeat (-want +got):\n%s", diff)
+	}
+	// Berlin on 7 November (CET): 01:00, 01:30, 02:00, 02:30, 03:00, 03:30 local, once each.
+	wantBerlin := []string{"2027-11-07T00:00:00Z", "2027-11-07T00:30:00Z", "2027-11-07T01:00:00Z",
+		"2027-11-07T01:30:00Z", "2027-11-07T02:00:00Z", "2027-11-07T02:30:00Z"}
+	if diff := cmp.Diff(wantBerlin, got["ops/berlin-gap"]); diff != "" {
+		t.Errorf("berlin-gap on 7 November (-want +got):\n%s", diff)
+	}
+}
+
+// Berlin, 31 October 2027: 02:00-03:00 CEST repeats as 02:00-03:00 CET. Each wall-clock slot
+// runs once, at its first occurrence.
+func TestPreviewJobRunsFallBack(t *testing.T) {
+	got := previewJobsJSON(t, jobsInput, "2027-10-30T23:00:00Z", "2027-10-31T03:00:00Z")
+	want := []string{
+		"2027-10-30T23:00:00Z", "2027-10-30T23:30:00Z", // 01:00, 01:30 CEST
+		"2027-10-31T00:00:00Z", "2027-10-31T00:30:00Z", // 02:00, 02:30 CEST (not again in CET)
+		"2027-10-31T02:00:00Z", "2027-10-31T02:30:00Z", // 03:00, 03:30 CET
+	}
+	if diff := cmp.Diff(want, got["ops/berlin-gap"]); diff != "" {
+		t.Errorf("berlin-gap (-want +got):\n%s", diff)
+	}
+}
