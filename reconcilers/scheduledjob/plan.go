@@ -63,12 +63,6 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s schedule, err error) {
 	return s, nil
 }
 
-// miss is a slot that is recorded as not run, and why (a jobs.Miss* or jobs.Skip* reason).
-type miss struct {
-	slot   time.Time
-	reason string
-}
-
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {

@@ -149,7 +149,7 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 		from: utc("2027-10-29T12:00:00Z"), until: utc("2027-11-01T12:00:00Z"),
 		want: []string{"2027-10-30T00:30:00Z", "2027-10-31T00:30:00Z", "2027-11-01T01:30:00Z"},
 	}, {
-		name: "Berlin spring forward, every 20 minutes: the gap's slots and 03:00 run once, at the jump",
+		name:     "Berlin spring forward, every 20 minutes: the gap's slots and 03:00 run once, at the jump",
 		schedule: "*/20 1-3 28 3 *", zone: "Europe/Berlin",
 		from: utc("2027-03-27T12:00:00Z"), until: utc("2027-03-28T12:00:00Z"),
 		want: []string{
@@ -158,7 +158,7 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 			"2027-03-28T01:20:00Z", "2027-03-28T01:40:00Z",
 		},
 	}, {
-		name: "New York fall back, every 30 minutes: the repeated hour runs once",
+		name:     "New York fall back, every 30 minutes: the repeated hour runs once",
 		schedule: "*/30 0-2 7 11 *", zone: "America/New_York",
 		from: utc("2027-11-06T12:00:00Z"), until: utc("2027-11-07T12:00:00Z"),
 		want: []string{

@@ -192,7 +192,9 @@ func TestEventJobChain(t *testing.T) {
 	}
 	finishJob(t, ns, "a", batchv1.JobComplete, time.Now())
 	bJob := jobs.EventJobName("b", a.UID)
-	eventually(t, "B's Job", func() (bool, error) { return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "b"})) == 1, nil })
+	eventually(t, "B's Job", func() (bool, error) {
+		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "b"})) == 1, nil
+	})
 	time.Sleep(200 * time.Millisecond)
 	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "c"}); len(got) != 0 {
 		t.Fatalf("C ran before B's Job finished: %s", got[0].Name)

@@ -222,6 +222,7 @@ func (s flakyStatus) Patch(ctx context.Context, obj client.Object, patch client.
 
 // manager is a running almanac manager with the two Job reconcilers, in one namespace.
 type manager struct {
+	t      testing.TB
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -283,7 +284,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &manager{cancel: cancel, done: make(chan error, 1)}
+	m := &manager{t: t, cancel: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(m.Stop)
 	return m
@@ -296,7 +297,9 @@ func (m *manager) Stop() {
 	}
 	m.cancel()
 	m.cancel = nil
-	<-m.done
+	if err := <-m.done; err != nil {
+		m.t.Errorf("the manager stopped with an error: %v", err)
+	}
 }
 
 // namespace creates a namespace for one test.

@@ -136,7 +136,7 @@ func TestJobMetrics(t *testing.T) {
 	first, missedBefore := st.NextScheduleTime.Time, st.MissedRuns
 	m.Stop()
 	clk.JumpTo(first.Add(2*time.Minute + 40*time.Second))
-	m = startManager(t, ns, clk, nil)
+	startManager(t, ns, clk, nil)
 	eventually(t, "three missed slots in status", func() (bool, error) {
 		return getSJ(t, ns, sj2.Name).Status.MissedRuns == missedBefore+3, nil
 	})
