@@ -69,10 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, s, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	if next.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{RequeueAfter: next.Sub(r.Clock.Now())}, nil
+	return scheduledpodautoscaler.RequeueAt(next, r.Clock.Now()), nil
 }
 
 // Status returns the status of s at now and the instant at which it next changes (zero if

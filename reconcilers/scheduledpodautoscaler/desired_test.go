@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 )
@@ -224,6 +225,18 @@ func TestDSTDaysInTwoZones(t *testing.T) {
 			"2027-11-01T01:00:00Z 4-10 [s]", "2027-11-01T01:30:00Z 2-10 []", // CET
 		},
 	}, {
+		// The end falls into the gap: 02:30 resolves to 03:00 EDT (07:00Z). The window is
+		// half an hour that day; it is not lost, and it does not run on until the next end.
+		name:     "New York spring forward, end in the gap",
+		schedule: schedule("s", 4, 0, daily("01:30", "02:30", "America/New_York")),
+		from:     "2027-03-13T00:00:00Z", to: "2027-03-16T00:00:00Z",
+		want: []string{
+			"2027-03-13T00:00:00Z 2-10 []",
+			"2027-03-13T06:30:00Z 4-10 [s]", "2027-03-13T07:30:00Z 2-10 []", // EST
+			"2027-03-14T06:30:00Z 4-10 [s]", "2027-03-14T07:00:00Z 2-10 []", // 01:30 EST to the jump
+			"2027-03-15T05:30:00Z 4-10 [s]", "2027-03-15T06:30:00Z 2-10 []", // EDT
+		},
+	}, {
 		// A window whose start and end both fall into the gap is empty that day.
 		name:     "New York, window inside the gap",
 		schedule: schedule("s", 4, 0, daily("02:10", "02:50", "America/New_York")),
@@ -347,5 +360,85 @@ func TestCompileScheduleNamesFieldPaths(t *testing.T) {
 	_, err := CompileSchedule(&s)
 	if err == nil || !strings.HasPrefix(err.Error(), "spec.startTime: ") {
 		t.Errorf("CompileSchedule error = %v, want one naming spec.startTime", err)
+	}
+}
+
+func TestWeekdayIsTakenInTheSchedulesZone(t *testing.T) {
+	// Monday 07:00–08:00 in Tokyo is Sunday 22:00–23:00 UTC: the day of the week is the
+	// Schedule's own, not UTC's.
+	s := schedule("tokyo-monday", 6, 0, autoscalingv1alpha1.ScheduleSpec{
+		Type: autoscalingv1alpha1.ScheduleTypeWeekly, StartDayOfWeek: "Monday", StartTime: "07:00",
+		EndDayOfWeek: "Monday", EndTime: "08:00", TimeZone: "Asia/Tokyo",
+	})
+	diff(t, []string{
+		"2027-03-01T00:00:00Z 2-10 []", // a Monday in UTC, and already Monday 09:00 in Tokyo
+		"2027-03-07T22:00:00Z 6-10 [tokyo-monday]",
+		"2027-03-07T23:00:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T12:00:00Z"))
+}
+
+func TestWindowsAcrossMidnightMonthAndYear(t *testing.T) {
+	// 22:00–02:00 in Berlin (CET, UTC+1): each window crosses midnight, and the dates cross
+	// a year end and, in 2028, a 29 February. Hand-rolled comparisons of hours, days or
+	// months get these wrong.
+	s := schedule("night", 3, 0, daily("22:00", "02:00", "Europe/Berlin"))
+	diff(t, []string{
+		"2027-12-30T12:00:00Z 2-10 []",
+		"2027-12-30T21:00:00Z 3-10 [night]", "2027-12-31T01:00:00Z 2-10 []",
+		"2027-12-31T21:00:00Z 3-10 [night]", "2028-01-01T01:00:00Z 2-10 []",
+		"2028-01-01T21:00:00Z 3-10 [night]", "2028-01-02T01:00:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-12-30T12:00:00Z", "2028-01-02T12:00:00Z"))
+	diff(t, []string{
+		"2028-02-28T12:00:00Z 2-10 []",
+		"2028-02-28T21:00:00Z 3-10 [night]", "2028-02-29T01:00:00Z 2-10 []",
+		"2028-02-29T21:00:00Z 3-10 [night]", "2028-03-01T01:00:00Z 2-10 []",
+	}, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2028-02-28T12:00:00Z", "2028-03-01T12:00:00Z"))
+}
+
+// TestTheProcessTimeZoneIsIgnored: a TZ of the process (time.Local) changes nothing; every
+// Schedule is read in its own zone. Not parallel: it changes time.Local.
+func TestTheProcessTimeZoneIsIgnored(t *testing.T) {
+	schedules := []autoscalingv1alpha1.Schedule{
+		schedule("utc-default", 4, 0, daily("09:00", "17:00", "")), // the default zone is UTC, not Local
+		schedule("tokyo", 0, 20, daily("09:00", "17:00", "Asia/Tokyo")),
+	}
+	run := func() []string {
+		return simulate(t, autoscaler(2, 10), schedules, "2027-03-01T00:00:00Z", "2027-03-02T00:00:00Z")
+	}
+	want := []string{
+		"2027-03-01T00:00:00Z 2-20 [tokyo]",
+		"2027-03-01T08:00:00Z 2-10 []",
+		"2027-03-01T09:00:00Z 4-10 [utc-default]",
+		"2027-03-01T17:00:00Z 2-10 []",
+	}
+	diff(t, want, run())
+	kiritimati, err := time.LoadLocation("Pacific/Kiritimati") // UTC+14
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := time.Local
+	t.Cleanup(func() { time.Local = saved })
+	time.Local = kiritimati
+	diff(t, want, run())
+}
+
+func TestRequeueAt(t *testing.T) {
+	now := instant(t, "2027-03-01T09:59:59Z")
+	tests := []struct {
+		name string
+		next time.Time
+		want ctrl.Result
+	}{
+		{"no boundary ahead: never", time.Time{}, ctrl.Result{}},
+		{"a boundary ahead: exactly then", now.Add(1500 * time.Millisecond), ctrl.Result{RequeueAfter: 1500 * time.Millisecond}},
+		// The reconcile computed the boundary before it wrote, and its writes took longer
+		// than the time that was left: controller-runtime would drop a RequeueAfter ≤ 0.
+		{"the boundary passed while writing: at once", now.Add(-200 * time.Millisecond), ctrl.Result{RequeueAfter: time.Nanosecond}},
+		{"the boundary is now: at once", now, ctrl.Result{RequeueAfter: time.Nanosecond}},
+	}
+	for _, tt := range tests {
+		if got := RequeueAt(tt.next, now); got != tt.want {
+			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }

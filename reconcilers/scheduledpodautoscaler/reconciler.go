@@ -149,10 +149,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
 	}
-	if d.Next.IsZero() {
-		return ctrl.Result{}, nil
+	return RequeueAt(d.Next, r.Clock.Now()), nil
+}
+
+// RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.
+// A boundary that passed while this reconcile was writing (its API calls can take longer
+// than the time left before the boundary) asks for an immediate reconcile: controller-runtime
+// drops a RequeueAfter that is not positive, and the boundary would be lost until something
+// else happened to change.
+func RequeueAt(next, now time.Time) ctrl.Result {
+	if next.IsZero() {
+		return ctrl.Result{}
 	}
-	return ctrl.Result{RequeueAfter: d.Next.Sub(r.Clock.Now())}, nil
+	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Nanosecond)}
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,6 +205,17 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 		t.Fatalf("almanac wrote the HPA after another manager's edit of its own fields (resourceVersion %s → %s)", edited, hpa.ResourceVersion)
 	}
 
+	// The HPA controller writes the status every 15 s; almanac neither reacts nor fights it.
+	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4}
+	if err := env.Client.Status().Update(ctx, hpa, client.FieldOwner("horizontal-pod-autoscaler")); err != nil {
+		t.Fatal(err)
+	}
+	statusWritten := hpa.ResourceVersion
+	time.Sleep(3 * time.Second)
+	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != statusWritten {
+		t.Fatalf("almanac wrote the HPA after the HPA controller's status write (resourceVersion %s → %s)", statusWritten, hpa.ResourceVersion)
+	}
+
 	// almanac writes the HPA again (the baseline changed); the edit survives.
 	latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
@@ -270,6 +283,32 @@ func TestBrokenScheduleDoesNotBlockOthers(t *testing.T) {
 		}
 		if reasons := eventReasons(t, ns, "web"); !slices.Contains(reasons, autoscalingv1alpha1.ReasonInvalidSchedule) {
 			return fmt.Errorf("events %v have no InvalidSchedule", reasons)
+		}
+		return nil
+	})
+}
+
+// TestMinAboveMaxIsRaised: overlapping Schedules whose largest minReplicas is above their
+// largest maxReplicas give an HPA with maxReplicas raised to minReplicas, which the API
+// server accepts (an HPA with min > max would be refused and the window missed).
+func TestMinAboveMaxIsRaised(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 10, 12, 30, 0, 0, time.UTC)
+	floor := oneShot(ns, "floor", "web", now.Add(-time.Hour), now.Add(time.Hour), 15, 0)
+	floor.Spec.MaxReplicas = nil // the baseline's 10
+	create(t, newAutoscaler(ns, "web", 2, 10), floor,
+		oneShot(ns, "cap", "web", now.Add(-time.Hour), now.Add(time.Hour), 1, 12))
+	startManager(t, newOffsetClock(now), ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 15, 15)) // min max(2,15,1)=15; max max(10,12)=12 → raised to 15
+	eventually(t, 10*time.Second, func() error {
+		spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue ||
+			ptr.Deref(spa.Status.MinReplicas, 0) != 15 || spa.Status.MaxReplicas != 15 {
+			return fmt.Errorf("status %d-%d, Ready %+v; want 15-15 and Ready", ptr.Deref(spa.Status.MinReplicas, 0), spa.Status.MaxReplicas, c)
 		}
 		return nil
 	})
@@ -385,4 +424,83 @@ func joinWrites(ws []write) string {
 		b.WriteString("  " + w.String() + "\n")
 	}
 	return b.String()
+}
+
+// TestBoundaryPassingDuringAReconcileIsNotLost: a reconcile that starts just before a
+// boundary (here: a spec edit 1.5 s before it) and whose writes take longer than the time
+// left (here: a status write held for 3 s) must still apply the boundary. Its RequeueAfter,
+// computed after the writes, is then negative, which controller-runtime would drop: the
+// window would be lost until something else changed.
+func TestBoundaryPassingDuringAReconcileIsNotLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 16, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(-15 * time.Second))
+	spa := newAutoscaler(ns, "web", 2, 10)
+	create(t, spa, oneShot(ns, "w", "web", open, open.Add(time.Hour), 5, 20))
+
+	var slow atomic.Bool
+	startManagerWith(t, clk, func(c client.Client) client.Client {
+		return &slowStatusClient{Client: c, slow: &slow, delay: 3 * time.Second}
+	}, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	eventually(t, 10*time.Second, func() error {
+		got := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), got); err != nil {
+			return err
+		}
+		if got.Status.NextTransitionTime == nil {
+			return errNotYet
+		}
+		return nil
+	})
+	if !clk.Now().Before(open.Add(-2 * time.Second)) {
+		t.Fatalf("the manager converged only at %s, too close to the boundary %s for this test", clk.Now(), open)
+	}
+	clk.sleepUntil(open.Add(-1500 * time.Millisecond))
+	slow.Store(true)
+	latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(latest.DeepCopy())
+	latest.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid // read only by admission: the bounds stay
+	if err := env.Client.Patch(ctx, latest, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, hasBounds(ns, "web", 5, 20))
+	eventually(t, 10*time.Second, func() error {
+		got := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), got); err != nil {
+			return err
+		}
+		if lt := got.Status.LastAppliedTransition; lt == nil || !lt.BoundaryTime.Time.Equal(open) {
+			return fmt.Errorf("lastAppliedTransition = %+v, want the boundary %s", lt, open)
+		}
+		return nil
+	})
+}
+
+// slowStatusClient holds each status write for delay while slow is set.
+type slowStatusClient struct {
+	client.Client
+	slow  *atomic.Bool
+	delay time.Duration
+}
+
+func (c *slowStatusClient) Status() client.SubResourceWriter {
+	return slowWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type slowWriter struct {
+	client.SubResourceWriter
+	c *slowStatusClient
+}
+
+func (w slowWriter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	if w.c.slow.Load() {
+		time.Sleep(w.c.delay)
+	}
+	return w.SubResourceWriter.Apply(ctx, obj, opts...)
 }
