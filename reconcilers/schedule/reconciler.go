@@ -41,7 +41,9 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// Recorder reports a Schedule that cannot be evaluated.
 	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles: zero means 4.
+	// MaxConcurrentReconciles bounds the number of Schedules reconciled at once. Many
+	// Schedules often share a boundary (09:00), and each then needs one status write.
+	// Zero means 16, as for the ScheduledPodAutoscaler reconciler.
 	MaxConcurrentReconciles int
 }
 
@@ -158,7 +160,7 @@ func invalidCondition(err error) metav1.Condition {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	workers := r.MaxConcurrentReconciles
 	if workers == 0 {
-		workers = 4
+		workers = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
