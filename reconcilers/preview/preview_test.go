@@ -277,3 +277,67 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 9, maxReplicas: 9, type: Daily,
 		t.Errorf("want one baseline segment, got:\n%s", stdout.String())
 	}
 }
+
+// TestInputsAndDefaultRange: -f reads files and directories (nested ones only with -R) and
+// standard input; without --from the range starts now (whole seconds, UTC) and without --to
+// or --for it lasts 7 days.
+func TestInputsAndDefaultRange(t *testing.T) {
+	dir := t.TempDir()
+	spa := `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  horizontalPodAutoscalerSpec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minReplicas: 2, maxReplicas: 4}
+`
+	schedule := `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: office, namespace: shop}
+spec: {scaleTargetRef: {name: web}, minReplicas: 3, type: Daily, startTime: "09:00", endTime: "17:00", timeZone: Europe/Berlin}
+`
+	if err := os.MkdirAll(filepath.Join(dir, "nested"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spa.yaml"), []byte(spa), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nested", "schedule.yaml"), []byte(schedule), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2027, 1, 4, 6, 30, 15, 500, time.FixedZone("UTC+2", 2*3600)) // Monday 04:30:15Z
+	preview := func(opts options, stdin string) (segments []map[string]any, stderr string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		opts.output = "json"
+		if err := run(strings.NewReader(stdin), &out, &errOut, opts, now); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Autoscalers []struct {
+				Segments []map[string]any
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Autoscalers) != 1 {
+			t.Fatalf("%d autoscalers, want 1:\n%s", len(got.Autoscalers), out.String())
+		}
+		return got.Autoscalers[0].Segments, errOut.String()
+	}
+
+	// Without -R the nested Schedule is not read: the baseline over the default range.
+	segs, _ := preview(options{files: []string{dir}}, "")
+	if len(segs) != 1 || segs[0]["start"] != "2027-01-04T04:30:15Z" || segs[0]["end"] != "2027-01-11T04:30:15Z" {
+		t.Errorf("without -R: %v, want one baseline segment over [now, now+7d) in UTC", segs)
+	}
+	// With -R it is: 7 daily windows, 08:00Z–16:00Z (CET), and the baseline around them.
+	segs, _ = preview(options{files: []string{dir}, recursive: true}, "")
+	if len(segs) != 15 || segs[1]["start"] != "2027-01-04T08:00:00Z" || segs[1]["end"] != "2027-01-04T16:00:00Z" || segs[14]["end"] != "2027-01-11T04:30:15Z" {
+		t.Errorf("with -R: %v, want 15 segments, the first window 08:00Z-16:00Z", segs)
+	}
+	// The autoscaler from a file and its Schedule from standard input.
+	segs, stderr := preview(options{files: []string{filepath.Join(dir, "spa.yaml"), "-"}, from: "2027-01-04T00:00:00Z", duration: "24h"}, schedule)
+	if len(segs) != 3 || segs[1]["start"] != "2027-01-04T08:00:00Z" || stderr != "" {
+		t.Errorf("file and stdin: %v (stderr %q), want the window from the Schedule read on stdin", segs, stderr)
+	}
+}
