@@ -207,6 +207,13 @@ func TestEventJobChain(t *testing.T) {
 		b.Annotations[jobs.AnnotationTriggerCondition] != "Complete" {
 		t.Errorf("B's Job labels %v annotations %v", b.Labels, b.Annotations)
 	}
+	if ref := metav1.GetControllerOf(b); ref == nil || ref.Kind != "EventJob" || ref.Name != "b" ||
+		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[jobs.LabelEventJob] != "b" {
+		t.Errorf("B's Job controller %+v, labels %v", ref, b.Labels)
+	}
+	if at, ok := jobs.ParseTime(b.Annotations[jobs.AnnotationTriggerTime]); !ok || at.IsZero() {
+		t.Errorf("B's Job trigger-time %q is not UTC RFC 3339", b.Annotations[jobs.AnnotationTriggerTime])
+	}
 	finishJob(t, ns, bJob, batchv1.JobComplete, time.Now())
 	cJob := jobs.EventJobName("c", b.UID)
 	eventually(t, "C's Job", func() (bool, error) {
