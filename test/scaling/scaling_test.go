@@ -2,6 +2,7 @@ package scaling_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,10 +12,12 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -503,4 +506,58 @@ func (w slowWriter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, o
 		time.Sleep(w.c.delay)
 	}
 	return w.SubResourceWriter.Apply(ctx, obj, opts...)
+}
+
+// TestApplyFailureIsReported: when the API server refuses the HPA, the autoscaler says so
+// (Ready False, ApplyFailed, a Warning event) and retries with backoff; once the API server
+// accepts it again, the HPA gets its bounds and Ready comes back.
+func TestApplyFailureIsReported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	create(t, newAutoscaler(ns, "web", 2, 10))
+	startManagerWith(t, newOffsetClock(time.Date(2030, 1, 17, 10, 0, 0, 0, time.UTC)), func(c client.Client) client.Client {
+		return &refusingClient{Client: c, refuse: &failing}
+	}, ns)
+	ready := func(status metav1.ConditionStatus, reason string) func() error {
+		return func() error {
+			spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+			if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, spa); err != nil {
+				return err
+			}
+			if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionReady); c == nil || c.Status != status || c.Reason != reason {
+				return fmt.Errorf("Ready = %+v, want %s/%s", c, status, reason)
+			}
+			return nil
+		}
+	}
+	eventually(t, 10*time.Second, ready(metav1.ConditionFalse, autoscalingv1alpha1.ReasonApplyFailed))
+	eventually(t, 10*time.Second, func() error {
+		if reasons := eventReasons(t, ns, "web"); !slices.Contains(reasons, autoscalingv1alpha1.ReasonApplyFailed) {
+			return fmt.Errorf("events %v have no %s", reasons, autoscalingv1alpha1.ReasonApplyFailed)
+		}
+		return nil
+	})
+	if _, err := getHPA(ns, "web"); err == nil {
+		t.Fatal("an HPA exists although every apply was refused")
+	}
+	failing.Store(false)
+	eventually(t, 30*time.Second, hasBounds(ns, "web", 2, 10))
+	eventually(t, 10*time.Second, ready(metav1.ConditionTrue, autoscalingv1alpha1.ReasonBoundsApplied))
+}
+
+// refusingClient fails every HorizontalPodAutoscaler apply while refuse is set, as an API
+// server (or an admission webhook) refusing it would.
+type refusingClient struct {
+	client.Client
+	refuse *atomic.Bool
+}
+
+func (c *refusingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if _, ok := obj.(*autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration); ok && c.refuse.Load() {
+		return apierrors.NewForbidden(autoscalingv2.Resource("horizontalpodautoscalers"), "web", errors.New("refused by the test"))
+	}
+	return c.Client.Apply(ctx, obj, opts...)
 }
