@@ -165,8 +165,11 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 		}
 		p.result.Errors = append(p.result.Errors, resultErrors(errs)...)
 		p.result.Warnings = append(p.result.Warnings, warnings...)
+		key := objectKey(p.rules.GroupVersionKind().GroupKind(), p.result.Namespace, p.result.Name)
 		if len(errs) == 0 {
-			lookup.admit(lookup.all[objectKey(p.rules.GroupVersionKind().GroupKind(), p.result.Namespace, p.result.Name)])
+			lookup.admit(lookup.all[key])
+		} else {
+			lookup.rejected[key] = true
 		}
 	}
 
@@ -256,10 +259,13 @@ type inputLookup struct {
 	all map[inputKey]client.Object
 	// admitted has the almanac objects admitted so far, in order.
 	admitted map[inputKey]client.Object
+	// rejected has the almanac objects that the validating rules rejected so far: on the API
+	// server they do not exist for the objects after them.
+	rejected map[inputKey]bool
 }
 
 func newInputLookup() *inputLookup {
-	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]client.Object{}, admitted: map[inputKey]client.Object{}}
+	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]client.Object{}, admitted: map[inputKey]client.Object{}, rejected: map[inputKey]bool{}}
 }
 
 func (l *inputLookup) admit(obj client.Object) {
@@ -285,7 +291,8 @@ func allRulesKind(obj client.Object) schema.GroupVersionKind {
 }
 
 // ScheduledPodAutoscaler finds the autoscaler anywhere in the input, so that a Schedule listed
-// before its autoscaler gets no "does not exist" warning. But an autoscaler that has not been
+// before its autoscaler gets no "does not exist" warning, unless it was rejected (then it does
+// not exist, as on the API server). But an autoscaler that has not been
 // admitted yet is returned with overlapPolicy Max: on the API server the Schedule is created
 // first, when no overlapPolicy Forbid applies to it, so its overlaps are warnings there too
 // (and the autoscaler warns when it arrives with Forbid).
@@ -293,6 +300,9 @@ func (l *inputLookup) ScheduledPodAutoscaler(_ context.Context, namespace, name 
 	key := objectKey(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), namespace, name)
 	if spa, ok := l.admitted[key].(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok {
 		return spa, nil
+	}
+	if l.rejected[key] {
+		return nil, nil
 	}
 	spa, ok := l.all[key].(*autoscalingv1alpha1.ScheduledPodAutoscaler)
 	if !ok {
@@ -321,7 +331,7 @@ func (l *inputLookup) EventJob(_ context.Context, namespace, name string) (*batc
 func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
 	key := objectKey(gvk.GroupKind(), namespace, name)
 	if isAlmanacGroup(gvk.Group) {
-		return l.all[key] != nil, nil
+		return l.admitted[key] != nil || (l.all[key] != nil && !l.rejected[key]), nil
 	}
 	return l.exists[key], nil
 }

@@ -203,6 +203,47 @@ spec:
 			}},
 		},
 	}, {
+		name: "an object that was rejected does not exist for the objects after it",
+		input: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: rollout, namespace: prod}
+spec:
+  horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Rollout, name: web}, maxReplicas: 5}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: office, namespace: prod}
+spec: {scaleTargetRef: {name: rollout}, minReplicas: 4, type: Daily, startTime: "09:00", endTime: "17:00"}
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: every, namespace: prod}
+spec:
+  schedule: "@every 1h"` + jobTemplateYAML + `
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: after-every, namespace: prod}
+spec:
+  trigger: {kind: ScheduledJob, name: every}` + jobTemplateYAML,
+		want: []verdictLine{
+			{Object: "ScheduledPodAutoscaler prod/rollout", Errors: []ResultError{{
+				Field: "spec.horizontalPodAutoscalerSpec.scaleTargetRef.apiVersion", Type: "FieldValueRequired",
+				Message: `Required value: the HorizontalPodAutoscaler needs the API version of kind "Rollout" to find its scale subresource, e.g. "apps/v1" (it is filled in only for Deployment, StatefulSet and ReplicaSet)`,
+			}}, Warnings: []string{}},
+			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+				`spec.scaleTargetRef.name: ScheduledPodAutoscaler "rollout" does not exist in namespace "prod": this Schedule changes nothing until it is created`,
+			}},
+			{Object: "ScheduledJob prod/every", Errors: []ResultError{{
+				Field: "spec.schedule", Type: "FieldValueInvalid",
+				Message: `Invalid value: "@every 1h": "@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "0 * * * *"`,
+			}}, Warnings: []string{}},
+			{Object: "EventJob prod/after-every", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+				`spec.trigger.name: ScheduledJob "every" does not exist in namespace "prod": the EventJob starts no Job until it exists and one of its Jobs reaches the trigger condition`,
+			}},
+		},
+	}, {
 		name: "a cycle is reported at the EventJob that closes it; a CronJob in the input is a trigger that exists",
 		input: `
 apiVersion: batch.almanac.dev/v1alpha1

@@ -151,7 +151,7 @@ func TestValidateSchedule(t *testing.T) {
 		obj:     schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: "@every 5m", Duration: "1m"}),
 		objects: []client.Object{web},
 		want: result{Errors: []string{`spec.schedule: Invalid value: "@every 5m": "@every 5m" is not supported: @every counts from when the controller started and ignores the time zone; ` +
-			`use a 5-field schedule such as "*/30 * * * *"`}},
+			`use a 5-field schedule such as "*/5 * * * *"`}},
 	}, {
 		name:    "TZ= prefix",
 		obj:     schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: "TZ=Asia/Tokyo 0 9 * * *", Duration: "1h"}),
@@ -335,7 +335,7 @@ func TestValidateScheduledJob(t *testing.T) {
 	}, {
 		name: "@every",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@every 1h"}),
-		want: result{Errors: []string{`spec.schedule: Invalid value: "@every 1h": "@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/30 * * * *"`}},
+		want: result{Errors: []string{`spec.schedule: Invalid value: "@every 1h": "@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "0 * * * *"`}},
 	}, {
 		name: "unknown zone",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily", TimeZone: "Europe/Berln"}),

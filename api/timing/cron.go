@@ -76,7 +76,8 @@ func ParseCron(spec string) (Cron, error) {
 	if strings.HasPrefix(s, "@") {
 		name := strings.ToLower(s)
 		if name == "@every" || strings.HasPrefix(name, "@every ") {
-			return Cron{}, fmt.Errorf(`%q is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/30 * * * *"`, spec)
+			return Cron{}, fmt.Errorf(`%q is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as %q`,
+				spec, everyHint(strings.TrimSpace(s[len("@every"):])))
 		}
 		var ok bool
 		if canonical, ok = descriptors[name]; !ok {
@@ -278,4 +279,29 @@ func (c Cron) Slots(loc *time.Location, from, to time.Time) []time.Time {
 		out = append(out, t)
 	}
 	return out
+}
+
+// everyHint returns the 5-field schedule that fires at the interval of an @every argument
+// (counted from the top of the hour or from midnight) when there is one, and a common
+// example otherwise.
+func everyHint(interval string) string {
+	d, err := time.ParseDuration(interval)
+	switch {
+	case err != nil || d <= 0:
+	case d%time.Hour == 0 && d <= 24*time.Hour && (24*time.Hour)%d == 0:
+		switch h := int(d / time.Hour); h {
+		case 1:
+			return "0 * * * *"
+		case 24:
+			return "0 0 * * *"
+		default:
+			return fmt.Sprintf("0 */%d * * *", h)
+		}
+	case d%time.Minute == 0 && d < time.Hour && time.Hour%d == 0:
+		if m := int(d / time.Minute); m > 1 {
+			return fmt.Sprintf("*/%d * * * *", m)
+		}
+		return "* * * * *"
+	}
+	return "*/30 * * * *"
 }

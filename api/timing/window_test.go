@@ -57,7 +57,7 @@ func TestCompileRejects(t *testing.T) {
 		{
 			name: "Cron @every",
 			spec: Spec{Type: TypeCron, Schedule: "@every 1h", Duration: "1h"},
-			want: []FieldError{{Field: FieldSchedule, Value: "@every 1h", Detail: `"@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/30 * * * *"`}},
+			want: []FieldError{{Field: FieldSchedule, Value: "@every 1h", Detail: `"@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "0 * * * *"`}},
 		},
 		{
 			name: "Cron TZ prefix",

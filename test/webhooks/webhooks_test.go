@@ -58,7 +58,7 @@ kind: Schedule
 metadata: {name: every}
 spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Cron, schedule: "@every 5m", duration: 30s}`,
 		want: []metav1.StatusCause{
-			invalid("spec.schedule", `Invalid value: "@every 5m": "@every 5m" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/30 * * * *"`),
+			invalid("spec.schedule", `Invalid value: "@every 5m": "@every 5m" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "*/5 * * * *"`),
 			invalid("spec.duration", `Invalid value: "30s": "30s" is shorter than one minute: expected a Go duration of at least 1m, e.g. "90m" or "2h30m"`),
 		},
 	}, {
