@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -750,6 +751,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}
 		return nil
 	})
+	checkAsChartJob(t, kubeconfig)
 	caSecret := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "almanac-webhook-ca"}, caSecret); err != nil {
 		t.Fatal(err)
@@ -942,5 +944,36 @@ func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistration
 	}
 	if err := c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkAsChartJob runs `almanac check` with exactly the permissions of the chart's check Job
+// (its ServiceAccount, impersonated). Every check but the admission one passes; that one
+// fails only because this API server cannot reach the webhook Service (there is no cluster
+// network), never because the Job's account may not do what the check does.
+func checkAsChartJob(t *testing.T, kubeconfig string) {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = "system:serviceaccount:" + releaseNS + ":almanac-check"
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = check.Run(context.Background(), check.Options{Kubeconfig: path, Namespace: releaseNS, Timeout: 10 * time.Second, Interval: time.Second,
+		MutatingWebhookConfiguration: "almanac-webhook", ValidatingWebhookConfiguration: "almanac-webhook"}, &out)
+	t.Logf("almanac check as the chart's check Job (error %v):\n%s", err != nil, out.String())
+	for _, want := range []string{"✓ API server", "✓ CRDs", "✓ Webhooks", "✗ Admission", "failed calling webhook"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("almanac check as the chart's check Job: the output lacks %q", want)
+		}
+	}
+	if strings.Contains(out.String(), "forbidden") {
+		t.Error("the chart's check Job lacks a permission that almanac check needs")
 	}
 }
