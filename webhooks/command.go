@@ -138,7 +138,9 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	return nil
 }
 
-func location(r *Result) string { return fmt.Sprintf("%s:%d", r.File, r.Index) }
+// location names a document as FILE#INDEX, INDEX counting the file's documents from 0 as in
+// the JSON report (a "FILE:N" would read as a line number).
+func location(r *Result) string { return fmt.Sprintf("%s#%d", r.File, r.Index) }
 
 func writeText(w io.Writer, report *Report) error {
 	var b strings.Builder

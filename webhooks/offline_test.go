@@ -393,7 +393,7 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: OneShot, startTime: "2
 		{"a directory, not recursive", "", []string{"-f", filepath.Join(dir, "ok"), nowFlag}, ExitAdmitted, "2 objects: 2 admitted, 0 rejected, 0 warnings; 0 skipped", ""},
 		{"a directory, recursive", "", []string{"-f", filepath.Join(dir, "ok"), "-R", nowFlag}, ExitRejected, "3 objects: 2 admitted, 1 rejected", ""},
 		{"a rejected object", "", []string{"-f", bad, nowFlag}, ExitRejected, `error: spec.timeZone: Invalid value: "Europe/Berln"`, ""},
-		{"standard input", badZone, []string{"-f", "-", nowFlag}, ExitRejected, "-:0: ScheduledJob default/bad: rejected", ""},
+		{"standard input", badZone, []string{"-f", "-", nowFlag}, ExitRejected, "-#0: ScheduledJob default/bad: rejected", ""},
 		{"repeated -f", "", []string{"-f", ok, "-f", bad, nowFlag}, ExitRejected, "3 objects: 2 admitted, 1 rejected", ""},
 		{"warnings are fine", "", []string{"-f", warns, nowFlag}, ExitAdmitted, "warning: spec.timeZone: EST is a fixed UTC-05:00 offset", ""},
 		{"unless they are errors", "", []string{"-f", warns, nowFlag, "--warnings-as-errors"}, ExitRejected, "1 warnings", ""},
@@ -483,7 +483,7 @@ func TestValidateCommandShowDefaulted(t *testing.T) {
 		t.Errorf("exit status %d", code)
 	}
 	want := `---
-# -:0
+# -#0
 apiVersion: autoscaling.almanac.dev/v1alpha1
 kind: Schedule
 metadata:
@@ -505,7 +505,7 @@ spec:
 	if diff := cmp.Diff(want, stdout); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(stderr, "-:0: Schedule prod/ok: admitted") {
+	if !strings.Contains(stderr, "-#0: Schedule prod/ok: admitted") {
 		t.Errorf("the report is not on stderr:\n%s", stderr)
 	}
 }
