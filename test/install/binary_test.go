@@ -30,6 +30,9 @@ import (
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
+// binaryDir holds the built binary; TestMain removes it.
+var binaryDir string
+
 // almanacBinary builds the almanac binary once per test run: these tests run what a user
 // runs (`almanac manager`, `almanac check`, `almanac dev`), flags, exit codes and all.
 var almanacBinary = sync.OnceValues(func() (string, error) {
@@ -37,6 +40,7 @@ var almanacBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	binaryDir = dir
 	bin := filepath.Join(dir, "almanac")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = testenv.RepoRoot()

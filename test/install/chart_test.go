@@ -856,10 +856,12 @@ func runChartManager(t *testing.T, cfg *rest.Config) func() {
 			t.Errorf("manager as the chart's ServiceAccount: %v", err)
 		}
 	}()
-	eventually(t, 30*time.Second, "ready with the chart's permissions", func() error { return p.ReadyzCheck(nil) })
+	// Registered before the wait: a manager left running after a failure keeps connections
+	// open, and the API server then outlives envtest's Stop.
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
+	eventually(t, 30*time.Second, "ready with the chart's permissions", func() error { return p.ReadyzCheck(nil) })
 	return stop
 }
 

@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if binaryDir != "" {
+		_ = os.RemoveAll(binaryDir)
+	}
 	stopChartEnv()
 	_ = env.Stop()
 	os.Exit(code)
