@@ -3,7 +3,9 @@ package jobs_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,9 +16,17 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
+// seeded returns a random source whose seed is logged; ALMANAC_TEST_SEED=<seed> replays a run.
 func seeded(t *testing.T) *rand.Rand {
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("random seed %d", seed)
+	if s := os.Getenv("ALMANAC_TEST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ALMANAC_TEST_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("random seed %d (replay with ALMANAC_TEST_SEED=%d)", seed, seed)
 	return rand.New(rand.NewPCG(seed, 0))
 }
 
@@ -31,6 +41,7 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 	clk := newTestClock(t, time.Now())
 	f := &faults{statusFailRate: 0.3, rnd: rand.New(rand.NewPCG(rnd.Uint64(), 1))}
 	rec := recordJobs(t, ns)
+	calls := statusCalls.Load()
 	m := startManager(t, ns, clk, f)
 	ctx := context.Background()
 
@@ -137,7 +148,7 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 	if left := jobsIn(t, ns, nil); len(left) > 1 {
 		t.Errorf("%d Jobs left; failedJobsHistoryLimit 1 keeps one", len(left))
 	}
-	t.Logf("%d slots run, %d missed, %d restarts, %d injected status-write failures of %d", len(ran), missed, restarts, f.injected, statusCalls.Load())
+	t.Logf("%d slots run, %d missed, %d restarts, %d injected status-write failures of %d", len(ran), missed, restarts, f.injected, statusCalls.Load()-calls)
 }
 
 func maxTime(a, b time.Time) time.Time {
