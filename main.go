@@ -24,13 +24,13 @@ import (
 
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/preview"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
-	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/webhooks"
 )
 
