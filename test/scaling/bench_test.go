@@ -103,8 +103,25 @@ func benchmarkBoundaryLag(b *testing.B, k, boundaries int) {
 			// polling the API server right at the boundary would take CPU from the very
 			// writes being measured.
 			eventuallyEvery(b, 30*time.Second, 10*time.Millisecond, func() error {
-				if n := len(firstWrites(writes, boundary)); n < k {
-					return fmt.Errorf("%d of %d HPAs written since the boundary %s", n, k, boundary)
+				if first := firstWrites(writes, boundary); len(first) < k {
+					for i := range k {
+						name := fmt.Sprintf("app-%03d", i)
+						if _, ok := first[name]; ok {
+							continue
+						}
+						spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+						_ = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, spa)
+						hpa, _ := getHPA(ns, name)
+						var seen []string
+						for _, w := range writes.all() {
+							if w.name == name && w.kind == "HorizontalPodAutoscaler" {
+								seen = append(seen, w.String())
+							}
+						}
+						return fmt.Errorf("%d of %d HPAs written since the boundary %s (now %s); %s is not: generation %d, status %s, applies %v; HPA rv %s %d-%d; watched %v",
+							len(first), k, boundary, clk.Now(), name, spa.Generation, dump(spa.Status), applies.of(name),
+							hpa.ResourceVersion, ptr.Deref(hpa.Spec.MinReplicas, 0), hpa.Spec.MaxReplicas, seen)
+					}
 				}
 				return nil
 			})

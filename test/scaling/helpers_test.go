@@ -295,22 +295,38 @@ func watchWrites(t testing.TB, clk clock.PassiveClock, ns string) *writeLog {
 		started.Add(1)
 		go func() {
 			started.Done()
-			defer w.Stop()
-			for ev := range w.ResultChan() {
-				obj, ok := ev.Object.(client.Object)
-				if !ok {
-					if ev.Type == watch.Error && ctx.Err() == nil {
-						t.Errorf("watch of %s: %v", kind, ev.Object)
+			// The API server ends watches now and then (timeouts, a watcher that fell
+			// behind a burst of writes): resume from the last resourceVersion seen, so that
+			// no write goes unrecorded, and fail the test if that is not possible.
+			for {
+				for ev := range w.ResultChan() {
+					obj, ok := ev.Object.(client.Object)
+					if !ok {
+						if ev.Type == watch.Error && ctx.Err() == nil {
+							t.Errorf("watch of %s: %v", kind, ev.Object)
+						}
+						continue
 					}
-					continue
+					rv = obj.GetResourceVersion()
+					rec := write{at: clk.Now(), kind: kind, name: obj.GetName(), resourceVersion: rv, eventType: ev.Type}
+					if hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+						rec.min, rec.max = ptr.Deref(hpa.Spec.MinReplicas, 0), hpa.Spec.MaxReplicas
+					}
+					l.mu.Lock()
+					l.writes = append(l.writes, rec)
+					l.mu.Unlock()
 				}
-				rec := write{at: clk.Now(), kind: kind, name: obj.GetName(), resourceVersion: obj.GetResourceVersion(), eventType: ev.Type}
-				if hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
-					rec.min, rec.max = ptr.Deref(hpa.Spec.MinReplicas, 0), hpa.Spec.MaxReplicas
+				w.Stop()
+				if ctx.Err() != nil {
+					return
 				}
-				l.mu.Lock()
-				l.writes = append(l.writes, rec)
-				l.mu.Unlock()
+				var err error
+				if w, err = wc.Watch(ctx, list, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}}); err != nil {
+					if ctx.Err() == nil {
+						t.Errorf("watch of %s ended and could not resume from resourceVersion %s: %v", kind, rv, err)
+					}
+					return
+				}
 			}
 		}()
 	}
