@@ -112,7 +112,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.prune(ctx, sj, current); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+	if p.requeueAfter == 0 {
+		return ctrl.Result{}, nil // Job events bring the reconciler back
+	}
+	// The writes above took time: measure the wait from the clock now, so that the wake-up
+	// lands on the slot instead of late by this reconcile's duration (and a slot that passed
+	// meanwhile is handled at once rather than dropped as a negative RequeueAfter).
+	return ctrl.Result{RequeueAfter: max(now.Add(p.requeueAfter).Sub(r.Clock.Now()), time.Nanosecond)}, nil
 }
 
 // ownedJobs returns the Jobs that sj controls. The cache may not have caught up with a Job
