@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -96,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.report(ej, status, res, current)
-	return ctrl.Result{}, r.prune(ctx, ej, current)
+	return ctrl.Result{}, jobs.Prune(ctx, r.Client, r.Recorder, ej, &ej.Spec.JobPolicy, current)
 }
 
 // upstreamJobs returns the Jobs that the trigger follows, finished or not.
@@ -182,7 +181,7 @@ func (r *Reconciler) execute(ctx context.Context, ej *batchv1alpha1.EventJob, p 
 			if j, ok := createdNow[old.Name]; ok {
 				old = j
 			}
-			if err := deleteJob(ctx, r.Client, old); err != nil {
+			if err := jobs.Delete(ctx, r.Client, old); err != nil {
 				return nil, err
 			}
 			res.replaced = append(res.replaced, old)
@@ -259,31 +258,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, ej *batchv1alpha1.EventJob
 	patched.Status = *status
 	if err := r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(ej, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("failed to patch the status of EventJob %s: %w", client.ObjectKeyFromObject(ej), err)
-	}
-	return nil
-}
-
-// prune deletes the finished Jobs beyond the history limits. It runs after status was
-// written, so every pruned Job's upstream Job is in the watermark.
-func (r *Reconciler) prune(ctx context.Context, ej *batchv1alpha1.EventJob, current []*batchv1.Job) error {
-	succeeded, failed := jobs.HistoryLimits(&ej.Spec.JobPolicy)
-	for _, j := range jobs.ToPrune(current, succeeded, failed) {
-		if err := deleteJob(ctx, r.Client, j); err != nil {
-			return err
-		}
-		r.Recorder.Eventf(ej, j, corev1.EventTypeNormal, jobs.EventJobPruned, jobs.ActionDelete,
-			"Deleted finished Job %s (history limits: %d succeeded, %d failed)", j.Name, succeeded, failed)
-	}
-	return nil
-}
-
-// deleteJob deletes a Job and, in the background, its Pods; a Job already gone, or replaced
-// by another of the same name, is left alone.
-func deleteJob(ctx context.Context, c client.Client, j *batchv1.Job) error {
-	err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &j.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete Job %s/%s: %w", j.Namespace, j.Name, err)
 	}
 	return nil
 }

@@ -1,10 +1,18 @@
 package jobs
 
 import (
+	"context"
+	"fmt"
 	"sort"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -50,4 +58,31 @@ func oldest(jobs []*batchv1.Job, keep int) []*batchv1.Job {
 		return jobs[a].Name < jobs[b].Name
 	})
 	return jobs[:len(jobs)-keep]
+}
+
+// Prune deletes owner's finished Jobs in current beyond policy's history limits, with an
+// event on owner for each. Callers run it only after status records the runs of those Jobs
+// (ScheduledJob: lastScheduleTime; EventJob: the watermark), so pruning never makes a run
+// happen again.
+func Prune(ctx context.Context, c client.Client, rec events.EventRecorder, owner runtime.Object, policy *batchv1alpha1.JobPolicy, current []*batchv1.Job) error {
+	succeeded, failed := HistoryLimits(policy)
+	for _, j := range ToPrune(current, succeeded, failed) {
+		if err := Delete(ctx, c, j); err != nil {
+			return err
+		}
+		rec.Eventf(owner, j, corev1.EventTypeNormal, EventJobPruned, ActionDelete,
+			"Deleted finished Job %s (history limits: %d succeeded, %d failed)", j.Name, succeeded, failed)
+	}
+	return nil
+}
+
+// Delete deletes a Job and, in the background, its Pods; a Job already gone, or replaced by
+// another of the same name, is left alone.
+func Delete(ctx context.Context, c client.Client, j *batchv1.Job) error {
+	err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &j.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete Job %s/%s: %w", j.Namespace, j.Name, err)
+	}
+	return nil
 }

@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -109,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	current := currentJobs(owned, p.replace, out.job)
 	r.report(sj, status, &p, out, current)
-	if err := r.prune(ctx, sj, current); err != nil {
+	if err := jobs.Prune(ctx, r.Client, r.Recorder, sj, &sj.Spec.JobPolicy, current); err != nil {
 		return ctrl.Result{}, err
 	}
 	if p.requeueAfter == 0 {
@@ -176,7 +175,7 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 		return notRun(p, batchv1alpha1.ReasonJobNameTooLong, err.Error()), nil
 	}
 	for _, old := range p.replace {
-		if err := deleteJob(ctx, r.Client, old); err != nil {
+		if err := jobs.Delete(ctx, r.Client, old); err != nil {
 			return outcome{}, err
 		}
 		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
@@ -233,31 +232,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, sj *batchv1alpha1.Schedule
 	patched.Status = *status
 	if err := r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("failed to patch the status of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
-	}
-	return nil
-}
-
-// prune deletes the finished Jobs beyond the history limits. It runs after status was
-// written, so every pruned Job's slot is at or before status.lastScheduleTime.
-func (r *Reconciler) prune(ctx context.Context, sj *batchv1alpha1.ScheduledJob, current []*batchv1.Job) error {
-	succeeded, failed := jobs.HistoryLimits(&sj.Spec.JobPolicy)
-	for _, j := range jobs.ToPrune(current, succeeded, failed) {
-		if err := deleteJob(ctx, r.Client, j); err != nil {
-			return err
-		}
-		r.Recorder.Eventf(sj, j, corev1.EventTypeNormal, jobs.EventJobPruned, jobs.ActionDelete,
-			"Deleted finished Job %s (history limits: %d succeeded, %d failed)", j.Name, succeeded, failed)
-	}
-	return nil
-}
-
-// deleteJob deletes a Job and, in the background, its Pods; a Job already gone, or replaced
-// by another of the same name, is left alone.
-func deleteJob(ctx context.Context, c client.Client, j *batchv1.Job) error {
-	err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &j.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete Job %s/%s: %w", j.Namespace, j.Name, err)
 	}
 	return nil
 }
