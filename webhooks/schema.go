@@ -29,6 +29,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/config/crd"
 )
 
@@ -201,7 +202,7 @@ var objectMetaFields = func() []string {
 func closest(candidates []string, name string) string {
 	best, bestDistance := "", 3 // suggest only names within two edits
 	for _, candidate := range candidates {
-		d := editDistance(strings.ToLower(name), strings.ToLower(candidate))
+		d := timing.EditDistance(strings.ToLower(name), strings.ToLower(candidate))
 		if d < bestDistance || (d == bestDistance && candidate < best) {
 			best, bestDistance = candidate, d
 		}
@@ -282,25 +283,4 @@ func (s *crdSchema) validateTypeMeta(obj map[string]any) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), apiVersion, "must be "+s.gvk.GroupVersion().String()))
 	}
 	return errs
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes (field names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

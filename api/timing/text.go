@@ -17,9 +17,9 @@ func orList(names []string) string {
 	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
 }
 
-// editDistance is the Levenshtein distance between a and b, counted in bytes (zone names and
-// day names are ASCII).
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, counted in bytes (zone, day and
+// field names are ASCII). It ranks the "did you mean" hints of admission errors.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

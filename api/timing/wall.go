@@ -69,7 +69,7 @@ func ParseWeekday(s string) (time.Weekday, error) {
 		return 0, errors.New("a day of the week is required: " + expected)
 	}
 	for d := time.Sunday; d <= time.Saturday; d++ {
-		if len(t) < 16 && editDistance(t, strings.ToLower(d.String())) <= 2 {
+		if len(t) < 16 && EditDistance(t, strings.ToLower(d.String())) <= 2 {
 			return 0, fmt.Errorf("%q is not a day of the week (did you mean %q?): %s", s, d.String(), expected)
 		}
 	}

@@ -266,10 +266,10 @@ func suggestZones(s string) []string {
 		// Lengths further apart than the limit cannot be within it; skip the computation.
 		d := limit + 1
 		if abs(len(key)-len(full)) <= limit {
-			d = editDistance(key, full)
+			d = EditDistance(key, full)
 		}
 		if abs(len(key)-len(last)) <= limit {
-			d = min(d, editDistance(key, last))
+			d = min(d, EditDistance(key, last))
 		}
 		if d <= limit {
 			near = append(near, candidate{name, d})
