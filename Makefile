@@ -113,7 +113,7 @@ demo: envtest build ## Run almanac on a local kube-apiserver with the examples, 
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 
 $(CONTROLLER_GEN):
 	@echo ">> installing controller-gen $(CONTROLLER_GEN_VERSION)"
