@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -170,12 +171,5 @@ func describeType(tt batchv1alpha1.TriggerType) string {
 
 // setReady sets the Ready condition; its lastTransitionTime comes from the injected clock.
 func setReady(st *batchv1alpha1.EventJobStatus, gen int64, now time.Time, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type:               batchv1alpha1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            msg,
-		ObservedGeneration: gen,
-		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-	})
+	conditions.Set(&st.Conditions, metav1.Condition{Type: batchv1alpha1.ConditionReady, Status: status, Reason: reason, Message: msg}, gen, now)
 }

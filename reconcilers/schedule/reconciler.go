@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/metrics"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
@@ -84,10 +85,10 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 	w, err := scheduledpodautoscaler.CompileSchedule(s)
 	if err != nil {
 		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
-		setCondition(&st.Conditions, invalidCondition(err), s.Generation, now)
+		conditions.Set(&st.Conditions, invalidCondition(err), s.Generation, now)
 		return st, time.Time{}
 	}
-	setCondition(&st.Conditions, validCondition(), s.Generation, now)
+	conditions.Set(&st.Conditions, validCondition(), s.Generation, now)
 
 	iv, ok := w.NextInterval(now)
 	switch {
@@ -129,12 +130,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, valid.Reason, "Evaluate", "%s", valid.Message)
 	}
 	return nil
-}
-
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now time.Time) {
-	c.ObservedGeneration = generation
-	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
-	meta.SetStatusCondition(conds, c)
 }
 
 func validCondition() metav1.Condition {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -149,14 +150,7 @@ func jobFailure(reason string) bool {
 
 // setReady sets the Ready condition; its lastTransitionTime comes from the injected clock.
 func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type:               batchv1alpha1.ConditionReady,
-		Status:             status,
-		Reason:             reason,
-		Message:            msg,
-		ObservedGeneration: gen,
-		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-	})
+	conditions.Set(&st.Conditions, metav1.Condition{Type: batchv1alpha1.ConditionReady, Status: status, Reason: reason, Message: msg}, gen, now)
 }
 
 // describe renders an instant in UTC and, when the zone is not UTC, as wall time in the

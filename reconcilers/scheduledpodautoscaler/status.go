@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/conditions"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
@@ -38,15 +38,9 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs h
 	if applied != nil {
 		st.LastAppliedTransition = applied
 	}
-	setCondition(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
-	setCondition(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
+	conditions.Set(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
+	conditions.Set(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
 	return st
-}
-
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now time.Time) {
-	c.ObservedGeneration = generation
-	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
-	meta.SetStatusCondition(conds, c)
 }
 
 // readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
