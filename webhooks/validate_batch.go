@@ -78,7 +78,9 @@ func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, zone timing.Zo
 	deadline := due.Add(time.Duration(deadlineSeconds) * time.Second)
 	switch {
 	case !deadline.After(now):
-		example := now.In(zone.Location).Add(time.Hour).Truncate(time.Hour).Format("2006-01-02T15:04")
+		// The next full local hour: Truncate would round in UTC, off the hour in zones
+		// with half- or quarter-hour offsets.
+		example := now.In(zone.Location).Add(time.Hour).Format("2006-01-02T15:00")
 		v.failOrWarn(field.Invalid(p, spec.At, fmt.Sprintf(
 			"the run was due at %s and its starting deadline (startingDeadlineSeconds: %d) passed at %s, before now (%s), so the Job would never run: "+
 				"set at to a future wall time in %s, e.g. %q",

@@ -315,6 +315,11 @@ func TestValidateScheduledJob(t *testing.T) {
 		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T20:00": the run was due at 2027-01-15 20:00 Asia/Tokyo (2027-01-15 11:00 UTC) and its starting deadline (startingDeadlineSeconds: 0) ` +
 			`passed at 2027-01-15 20:00 Asia/Tokyo (2027-01-15 11:00 UTC), before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in Asia/Tokyo, e.g. "2027-01-15T22:00"`}},
 	}, {
+		name: "a one-shot whose deadline passed, in a zone with a half-hour offset (the example is on the local hour)",
+		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T17:00", TimeZone: "Asia/Kolkata", StartingDeadlineSeconds: ptr.To(int64(0))}),
+		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T17:00": the run was due at 2027-01-15 17:00 Asia/Kolkata (2027-01-15 11:30 UTC) and its starting deadline (startingDeadlineSeconds: 0) ` +
+			`passed at 2027-01-15 17:00 Asia/Kolkata (2027-01-15 11:30 UTC), before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in Asia/Kolkata, e.g. "2027-01-15T18:00"`}},
+	}, {
 		name: "a one-shot whose deadline passed, label update (ratcheted)",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
 		old:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
