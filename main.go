@@ -26,12 +26,12 @@ import (
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
-	"github.com/almanac-dev/almanac/reconcilers/preview"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/webhooks"
+	"github.com/almanac-dev/almanac/webhooks/preview"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
