@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
+	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/metrics"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )

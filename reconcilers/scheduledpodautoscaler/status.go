@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
+	"github.com/almanac-dev/almanac/api/conditions"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.

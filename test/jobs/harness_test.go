@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 )
 
 func init() {
