@@ -13,7 +13,6 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
 // maxTriggerChain bounds how far ValidateEventJob follows EventJob → EventJob triggers.
@@ -194,13 +193,13 @@ func cycleText(cycle []string) string {
 // for its Jobs' names: "<name>-<suffix>" must fit the 63-character job-name label. On update
 // (the name cannot change) a name that is too long is a warning.
 func validateJobOwner(name, kind, suffix string, create bool, warnings *[]string) field.ErrorList {
-	if len(name) <= jobs.MaxOwnerNameLength {
+	if len(name) <= batchv1alpha1.MaxOwnerNameLength {
 		return nil
 	}
-	over := len(name) - jobs.MaxOwnerNameLength
+	over := len(name) - batchv1alpha1.MaxOwnerNameLength
 	detail := fmt.Sprintf("%d characters, but %s name may have at most %d: its Jobs are named \"<name>-<suffix>\" with a suffix of up to 10 characters (%s), "+
 		"and a Job's name must fit the %d-character job-name label of its Pods; shorten the name by %s",
-		len(name), withArticle(kind+"'s"), jobs.MaxOwnerNameLength, suffix, jobs.MaxJobNameLength, plural(over, "character"))
+		len(name), withArticle(kind+"'s"), batchv1alpha1.MaxOwnerNameLength, suffix, batchv1alpha1.MaxJobNameLength, plural(over, "character"))
 	if !create {
 		*warnings = append(*warnings, "metadata.name: "+detail+" (recreate it under a shorter name)")
 		return nil

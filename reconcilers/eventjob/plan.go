@@ -109,8 +109,8 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 	p.watermark = startingWatermark(ej, now)
 	handled := handledSet(&p.watermark)
 	for _, j := range downstream {
-		uid := types.UID(j.Labels[jobs.LabelTriggerUID])
-		at, ok := jobs.ParseTime(j.Annotations[jobs.AnnotationTriggerTime])
+		uid := types.UID(j.Labels[batchv1alpha1.LabelTriggerUID])
+		at, ok := batchv1alpha1.ParseTime(j.Annotations[batchv1alpha1.AnnotationTriggerTime])
 		if uid != "" && ok && !handled[uid] && !at.Before(p.watermark.Time.Time) {
 			p.recovered = append(p.recovered, j)
 			handled[uid] = true
@@ -146,7 +146,7 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 		case jobs.ReplaceAndStart:
 			tr.replace, active = active, nil
 		}
-		active = append(active, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: jobs.EventJobName(ej.Name, tr.job.UID)}})
+		active = append(active, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: batchv1alpha1.EventJobName(ej.Name, tr.job.UID)}})
 	}
 	return p
 }
@@ -183,7 +183,7 @@ func advance(wm batchv1alpha1.TriggerWatermark, added []batchv1alpha1.HandledTri
 		exists[j.UID] = true
 	}
 	for _, j := range downstream {
-		if uid := j.Labels[jobs.LabelTriggerUID]; uid != "" {
+		if uid := j.Labels[batchv1alpha1.LabelTriggerUID]; uid != "" {
 			exists[types.UID(uid)] = true
 		}
 	}

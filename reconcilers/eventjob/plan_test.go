@@ -81,14 +81,14 @@ func (w *world) step(writeStatus bool) plan {
 			res.replaced = append(res.replaced, r)
 			w.remove(r.Name)
 		}
-		name := jobs.EventJobName(w.ej.Name, tr.job.UID)
+		name := batchv1alpha1.EventJobName(w.ej.Name, tr.job.UID)
 		if w.find(name) != nil {
 			w.t.Fatalf("a second Job %s for upstream Job %s", name, tr.job.Name)
 		}
 		j := jobs.NewJob(&w.ej.Spec.JobTemplate, jobs.Run{Name: name, Namespace: "ns", Owner: w.ej, OwnerGVK: gvk,
-			Labels: map[string]string{jobs.LabelEventJob: w.ej.Name, jobs.LabelTriggerUID: string(tr.job.UID)},
-			Annotations: map[string]string{jobs.AnnotationTriggerJob: tr.job.Name,
-				jobs.AnnotationTriggerCondition: string(tr.outcome.Type), jobs.AnnotationTriggerTime: jobs.FormatTime(tr.outcome.Time)}})
+			Labels: map[string]string{batchv1alpha1.LabelEventJob: w.ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
+			Annotations: map[string]string{batchv1alpha1.AnnotationTriggerJob: tr.job.Name,
+				batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type), batchv1alpha1.AnnotationTriggerTime: batchv1alpha1.FormatTime(tr.outcome.Time)}})
 		w.downstream = append(w.downstream, j)
 		w.created = append(w.created, tr.job.Name)
 		res.started = append(res.started, started{trigger: tr, job: j, created: true})

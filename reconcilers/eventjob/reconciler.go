@@ -172,8 +172,8 @@ func (r *Reconciler) execute(ctx context.Context, ej *batchv1alpha1.EventJob, p 
 			res.skipped = append(res.skipped, skipped{trigger: tr, reason: tr.skipReason})
 			continue
 		}
-		name := jobs.EventJobName(ej.Name, tr.job.UID)
-		if err := jobs.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
+		name := batchv1alpha1.EventJobName(ej.Name, tr.job.UID)
+		if err := batchv1alpha1.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
 			res.fail(tr, batchv1alpha1.ReasonJobNameTooLong, jobs.SkipNameTooLong, err.Error())
 			continue
 		}
@@ -215,12 +215,12 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 		Namespace: ej.Namespace,
 		Owner:     ej,
 		OwnerGVK:  gvk,
-		Labels:    map[string]string{jobs.LabelEventJob: ej.Name, jobs.LabelTriggerUID: string(tr.job.UID)},
+		Labels:    map[string]string{batchv1alpha1.LabelEventJob: ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
 		Annotations: map[string]string{
-			jobs.AnnotationTriggerJob:       tr.job.Name,
-			jobs.AnnotationTriggerUID:       string(tr.job.UID),
-			jobs.AnnotationTriggerCondition: string(tr.outcome.Type),
-			jobs.AnnotationTriggerTime:      jobs.FormatTime(tr.outcome.Time),
+			batchv1alpha1.AnnotationTriggerJob:       tr.job.Name,
+			batchv1alpha1.AnnotationTriggerUID:       string(tr.job.UID),
+			batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type),
+			batchv1alpha1.AnnotationTriggerTime:      batchv1alpha1.FormatTime(tr.outcome.Time),
 		},
 	})
 	err = r.Client.Create(ctx, job)
@@ -230,7 +230,7 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 		jobs.TriggerLag.Observe(r.Clock.Since(tr.outcome.Time).Seconds())
 		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "upstream", klog.KObj(tr.job), "condition", tr.outcome.Type)
 		r.Recorder.Eventf(ej, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
-			"Created Job %s because upstream Job %s reached %s at %s", name, tr.job.Name, tr.outcome.Type, jobs.FormatTime(tr.outcome.Time))
+			"Created Job %s because upstream Job %s reached %s at %s", name, tr.job.Name, tr.outcome.Type, batchv1alpha1.FormatTime(tr.outcome.Time))
 		return job, true, nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &batchv1.Job{}

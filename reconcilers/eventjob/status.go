@@ -58,15 +58,15 @@ func (res *result) handled(p *plan) []batchv1alpha1.HandledTrigger {
 
 // recordOf reads the trigger record from a downstream Job's labels and annotations.
 func recordOf(j *batchv1.Job) (batchv1alpha1.TriggerRecord, bool) {
-	at, ok := jobs.ParseTime(j.Annotations[jobs.AnnotationTriggerTime])
-	uid := j.Labels[jobs.LabelTriggerUID]
+	at, ok := batchv1alpha1.ParseTime(j.Annotations[batchv1alpha1.AnnotationTriggerTime])
+	uid := j.Labels[batchv1alpha1.LabelTriggerUID]
 	if !ok || uid == "" {
 		return batchv1alpha1.TriggerRecord{}, false
 	}
 	return batchv1alpha1.TriggerRecord{
-		JobName:   j.Annotations[jobs.AnnotationTriggerJob],
+		JobName:   j.Annotations[batchv1alpha1.AnnotationTriggerJob],
 		UID:       types.UID(uid),
-		Condition: j.Annotations[jobs.AnnotationTriggerCondition],
+		Condition: j.Annotations[batchv1alpha1.AnnotationTriggerCondition],
 		Time:      metav1.NewTime(at),
 	}, true
 }

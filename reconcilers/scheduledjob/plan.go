@@ -108,10 +108,10 @@ func (p *plan) missedTotal() int64 {
 // slotOf returns the nominal slot a Job of ours belongs to: from its annotation, or, if
 // someone removed that, from the minute in its name.
 func slotOf(owner string, job *batchv1.Job) (time.Time, bool) {
-	if t, ok := jobs.ParseTime(job.Annotations[jobs.AnnotationScheduledTime]); ok {
+	if t, ok := batchv1alpha1.ParseTime(job.Annotations[batchv1alpha1.AnnotationScheduledTime]); ok {
 		return t, true
 	}
-	if minute, ok := jobs.ParseSlotMinute(owner, job.Name); ok {
+	if minute, ok := batchv1alpha1.ParseSlotMinute(owner, job.Name); ok {
 		return time.Unix(minute*60, 0).UTC(), true
 	}
 	return time.Time{}, false
@@ -178,7 +178,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 	ran := map[int64]bool{}
 	for _, j := range owned {
 		if slot, ok := slotOf(sj.Name, j); ok && slot.After(mark) {
-			ran[jobs.SlotMinute(slot)] = true
+			ran[batchv1alpha1.SlotMinute(slot)] = true
 			if slot.After(p.ran) {
 				p.ran = slot
 			}
@@ -188,7 +188,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 	if latest.After(mark) {
 		for slot := s.cron.Next(s.loc, mark); !slot.IsZero() && !slot.After(now); slot = s.cron.Next(s.loc, slot) {
 			switch {
-			case ran[jobs.SlotMinute(slot)]:
+			case ran[batchv1alpha1.SlotMinute(slot)]:
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)
 			case !jobs.WithinDeadline(slot, now, deadline(sj)):
@@ -214,7 +214,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 	if p.next.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.
-		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, jobs.FormatTime(now))
+		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, batchv1alpha1.FormatTime(now))
 		return p
 	}
 	p.requeueAfter = p.next.Sub(now)

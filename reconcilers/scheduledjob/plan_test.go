@@ -69,9 +69,9 @@ func (w *world) step(now time.Time) plan {
 
 func (w *world) job(slot time.Time) *batchv1.Job {
 	return jobs.NewJob(&w.sj.Spec.JobTemplate, jobs.Run{
-		Name: jobs.ScheduledJobName(w.sj.Name, slot), Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
-		Labels:      map[string]string{jobs.LabelScheduledJob: w.sj.Name},
-		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(slot)},
+		Name: batchv1alpha1.ScheduledJobName(w.sj.Name, slot), Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
+		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: w.sj.Name},
+		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(slot)},
 	})
 }
 
@@ -174,7 +174,7 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 			w.run(tt.from, tt.until)
 			var got []string
 			for _, s := range w.created {
-				got = append(got, jobs.FormatTime(s))
+				got = append(got, batchv1alpha1.FormatTime(s))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("runs (-want +got):\n%s", diff)
@@ -537,15 +537,15 @@ func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 func TestJobNamesAndLabels(t *testing.T) {
 	sj := atSJ("2036-03-21T13:53", "UTC", utc("2036-03-01T00:00:00Z"))
 	sj.Name = "at-sample"
-	sj.Spec.JobTemplate.Labels = map[string]string{"team": "a", jobs.LabelScheduledJob: "spoofed"}
+	sj.Spec.JobTemplate.Labels = map[string]string{"team": "a", batchv1alpha1.LabelScheduledJob: "spoofed"}
 	at := utc("2036-03-21T13:53:00Z")
-	j := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{Name: jobs.ScheduledJobName(sj.Name, at), Namespace: "ns", Owner: sj, OwnerGVK: gvk,
-		Labels:      map[string]string{jobs.LabelScheduledJob: sj.Name},
-		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(at)}})
+	j := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{Name: batchv1alpha1.ScheduledJobName(sj.Name, at), Namespace: "ns", Owner: sj, OwnerGVK: gvk,
+		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(at)}})
 	if want := "at-sample-" + itoa(at.Unix()/60); j.Name != want {
 		t.Errorf("name %s, want %s", j.Name, want)
 	}
-	if diff := cmp.Diff(map[string]string{"team": "a", jobs.LabelScheduledJob: "at-sample"}, j.Labels); diff != "" {
+	if diff := cmp.Diff(map[string]string{"team": "a", batchv1alpha1.LabelScheduledJob: "at-sample"}, j.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
 	ref := metav1.GetControllerOf(j)
@@ -555,7 +555,7 @@ func TestJobNamesAndLabels(t *testing.T) {
 	if got, _ := slotOf(sj.Name, j); !got.Equal(at) {
 		t.Errorf("slotOf = %s", got)
 	}
-	delete(j.Annotations, jobs.AnnotationScheduledTime)
+	delete(j.Annotations, batchv1alpha1.AnnotationScheduledTime)
 	if got, ok := slotOf(sj.Name, j); !ok || !got.Equal(at) {
 		t.Errorf("slotOf without the annotation = %s, %v", got, ok)
 	}
@@ -563,12 +563,12 @@ func TestJobNamesAndLabels(t *testing.T) {
 
 func TestNameOverBudgetIsAConditionNotARetry(t *testing.T) {
 	long := "a-very-long-scheduled-job-name-that-is-over-the-budget-x" // 56 characters
-	name := jobs.ScheduledJobName(long, utc("2027-05-01T10:00:00Z"))
-	if err := jobs.CheckJobName(name, "ScheduledJob", long); err == nil {
+	name := batchv1alpha1.ScheduledJobName(long, utc("2027-05-01T10:00:00Z"))
+	if err := batchv1alpha1.CheckJobName(name, "ScheduledJob", long); err == nil {
 		t.Fatalf("%s (%d characters) passed", name, len(name))
 	}
-	ok := long[:jobs.MaxOwnerNameLength]
-	if err := jobs.CheckJobName(jobs.ScheduledJobName(ok, utc("9999-12-31T23:59:00Z")), "ScheduledJob", ok); err != nil {
+	ok := long[:batchv1alpha1.MaxOwnerNameLength]
+	if err := batchv1alpha1.CheckJobName(batchv1alpha1.ScheduledJobName(ok, utc("9999-12-31T23:59:00Z")), "ScheduledJob", ok); err != nil {
 		t.Errorf("a name within the budget failed in the year 9999: %v", err)
 	}
 }
@@ -577,7 +577,7 @@ func fmtOrEmpty(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return jobs.FormatTime(t)
+	return batchv1alpha1.FormatTime(t)
 }
 
 func timeOr(t *metav1.Time) time.Time {

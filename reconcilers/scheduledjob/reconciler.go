@@ -142,7 +142,7 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 		expected = append(expected, ref.Name)
 	}
 	if s, err := compile(&sj.Spec); err == nil && s.oneShot() {
-		expected = append(expected, jobs.ScheduledJobName(sj.Name, s.at))
+		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.at))
 	}
 	for _, name := range expected {
 		if seen[name] {
@@ -170,8 +170,8 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 	if p.run.IsZero() {
 		return outcome{}, nil
 	}
-	name := jobs.ScheduledJobName(sj.Name, p.run)
-	if err := jobs.CheckJobName(name, gvk.Kind, sj.Name); err != nil {
+	name := batchv1alpha1.ScheduledJobName(sj.Name, p.run)
+	if err := batchv1alpha1.CheckJobName(name, gvk.Kind, sj.Name); err != nil {
 		return notRun(p, batchv1alpha1.ReasonJobNameTooLong, err.Error()), nil
 	}
 	for _, old := range p.replace {
@@ -186,15 +186,15 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 		Namespace:   sj.Namespace,
 		Owner:       sj,
 		OwnerGVK:    gvk,
-		Labels:      map[string]string{jobs.LabelScheduledJob: sj.Name},
-		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(p.run)},
+		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(p.run)},
 	})
 	err := r.Client.Create(ctx, job)
 	switch {
 	case err == nil:
 		jobs.RunsStarted.WithLabelValues(jobs.KindScheduledJob).Inc()
 		jobs.ScheduleLag.Observe(r.Clock.Since(p.run).Seconds())
-		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "slot", jobs.FormatTime(p.run), "lag", now.Sub(p.run))
+		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "slot", batchv1alpha1.FormatTime(p.run), "lag", now.Sub(p.run))
 		r.Recorder.Eventf(sj, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
 			"Created Job %s for the run at %s", name, describe(sj, p.run))
 		return outcome{job: job, created: true}, nil

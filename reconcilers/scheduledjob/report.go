@@ -88,7 +88,7 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 			return
 		}
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventJobDeleted, jobs.ActionObserve,
-			"The Job %s was deleted before it finished", jobs.ScheduledJobName(sj.Name, s.at))
+			"The Job %s was deleted before it finished", batchv1alpha1.ScheduledJobName(sj.Name, s.at))
 	}
 }
 

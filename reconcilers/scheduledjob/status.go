@@ -156,7 +156,7 @@ func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, st
 // describe renders an instant in UTC and, when the zone is not UTC, as wall time in the
 // ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
 func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
-	s := jobs.FormatTime(t)
+	s := batchv1alpha1.FormatTime(t)
 	if sched, err := compile(&sj.Spec); err == nil && sched.loc != time.UTC && sched.loc.String() != "UTC" {
 		s += " (" + t.In(sched.loc).Format("2006-01-02 15:04 MST") + " in " + sched.loc.String() + ")"
 	}

@@ -93,7 +93,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 		}
 		finishJob(t, ns, up.Name, cond, at)
 		if cond == batchv1.JobComplete {
-			want = append(want, jobs.EventJobName(ej.Name, up.UID))
+			want = append(want, batchv1alpha1.EventJobName(ej.Name, up.UID))
 		}
 		if stopped || rnd.IntN(4) == 0 {
 			m.Stop()
@@ -107,7 +107,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 			})
 		}
 		// Finish the downstream Jobs so that the history limit prunes them.
-		for _, j := range jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name}) {
+		for _, j := range jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name}) {
 			if !jobs.OutcomeOf(&j).Finished() {
 				finishJob(t, ns, j.Name, batchv1.JobComplete, time.Now())
 			}
@@ -118,7 +118,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 		return st.TriggerCount == int64(len(want)) && len(st.Active) == 0, nil
 	})
 	eventually(t, "history pruned to 1 succeeded Job", func() (bool, error) {
-		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name})) <= 1, nil
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name})) <= 1, nil
 	})
 	// The CronJob prunes its own history too; then two more restarts.
 	for i := 0; i <= 5; i++ {
@@ -191,31 +191,31 @@ func TestEventJobChain(t *testing.T) {
 		t.Fatalf("Jobs before a finished: %d", len(got))
 	}
 	finishJob(t, ns, "a", batchv1.JobComplete, time.Now())
-	bJob := jobs.EventJobName("b", a.UID)
+	bJob := batchv1alpha1.EventJobName("b", a.UID)
 	eventually(t, "B's Job", func() (bool, error) {
-		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "b"})) == 1, nil
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "b"})) == 1, nil
 	})
 	time.Sleep(200 * time.Millisecond)
-	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "c"}); len(got) != 0 {
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "c"}); len(got) != 0 {
 		t.Fatalf("C ran before B's Job finished: %s", got[0].Name)
 	}
 	b := &batchv1.Job{}
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: bJob}, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Annotations[jobs.AnnotationTriggerJob] != "a" || b.Labels[jobs.LabelTriggerUID] != string(a.UID) ||
-		b.Annotations[jobs.AnnotationTriggerCondition] != "Complete" {
+	if b.Annotations[batchv1alpha1.AnnotationTriggerJob] != "a" || b.Labels[batchv1alpha1.LabelTriggerUID] != string(a.UID) ||
+		b.Annotations[batchv1alpha1.AnnotationTriggerCondition] != "Complete" {
 		t.Errorf("B's Job labels %v annotations %v", b.Labels, b.Annotations)
 	}
 	if ref := metav1.GetControllerOf(b); ref == nil || ref.Kind != "EventJob" || ref.Name != "b" ||
-		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[jobs.LabelEventJob] != "b" {
+		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[batchv1alpha1.LabelEventJob] != "b" {
 		t.Errorf("B's Job controller %+v, labels %v", ref, b.Labels)
 	}
-	if at, ok := jobs.ParseTime(b.Annotations[jobs.AnnotationTriggerTime]); !ok || at.IsZero() {
-		t.Errorf("B's Job trigger-time %q is not UTC RFC 3339", b.Annotations[jobs.AnnotationTriggerTime])
+	if at, ok := batchv1alpha1.ParseTime(b.Annotations[batchv1alpha1.AnnotationTriggerTime]); !ok || at.IsZero() {
+		t.Errorf("B's Job trigger-time %q is not UTC RFC 3339", b.Annotations[batchv1alpha1.AnnotationTriggerTime])
 	}
 	finishJob(t, ns, bJob, batchv1.JobComplete, time.Now())
-	cJob := jobs.EventJobName("c", b.UID)
+	cJob := batchv1alpha1.EventJobName("c", b.UID)
 	eventually(t, "C's Job", func() (bool, error) {
 		c, _ := rec.snapshot()
 		return c[cJob] == 1, nil
@@ -228,8 +228,8 @@ func TestEventJobChain(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cJob}, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Annotations[jobs.AnnotationTriggerJob] != bJob {
-		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[jobs.AnnotationTriggerJob], bJob)
+	if c.Annotations[batchv1alpha1.AnnotationTriggerJob] != bJob {
+		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[batchv1alpha1.AnnotationTriggerJob], bJob)
 	}
 	finishJob(t, ns, cJob, batchv1.JobComplete, time.Now())
 	time.Sleep(200 * time.Millisecond)

@@ -170,7 +170,7 @@ func TestJobMetrics(t *testing.T) {
 	if suspended.value != 1 {
 		t.Errorf("almanac_job_runs_skipped_total{reason=Suspended} grew by %v, want 1", suspended.value)
 	}
-	if n := len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelScheduledJob: sj3.Name})); n != 0 {
+	if n := len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelScheduledJob: sj3.Name})); n != 0 {
 		t.Errorf("a suspended ScheduledJob created %d Jobs", n)
 	}
 
@@ -190,7 +190,7 @@ func TestJobMetrics(t *testing.T) {
 			// the lag with (it is ahead of the API server's clock by the jumps above).
 			finishJob(t, ns, up.Name, batchv1.JobComplete, maxTime(clk.Now(), created))
 			eventually(t, "the downstream Job", func() (bool, error) {
-				return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name})) == 1, nil
+				return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name})) == 1, nil
 			})
 			clk.waitIdle()
 		})

@@ -54,7 +54,7 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 	}
 
 	clk.JumpTo(at)
-	name := jobs.ScheduledJobName("once", at)
+	name := batchv1alpha1.ScheduledJobName("once", at)
 	eventually(t, "Job "+name+" created at the instant", func() (bool, error) {
 		return len(jobsIn(t, ns, nil)) == 1, nil
 	})
@@ -62,10 +62,10 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 	if job.Name != name {
 		t.Errorf("Job name %s, want %s", job.Name, name)
 	}
-	if got := job.Annotations[jobs.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
+	if got := job.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
 		t.Errorf("scheduled-time %q", got)
 	}
-	if got := job.Labels[jobs.LabelScheduledJob]; got != "once" {
+	if got := job.Labels[batchv1alpha1.LabelScheduledJob]; got != "once" {
 		t.Errorf("scheduled-job label %q", got)
 	}
 	if ref := metav1.GetControllerOf(&job); ref == nil || ref.Kind != "ScheduledJob" || ref.Name != "once" {
@@ -99,7 +99,7 @@ func TestOneShotFailedPhase(t *testing.T) {
 	}
 	clk.JumpTo(at.Add(5 * time.Second))
 	eventually(t, "Job created", func() (bool, error) { return len(jobsIn(t, ns, nil)) == 1, nil })
-	finishJob(t, ns, jobs.ScheduledJobName("fails", at), batchv1.JobFailed, clk.Now())
+	finishJob(t, ns, batchv1alpha1.ScheduledJobName("fails", at), batchv1.JobFailed, clk.Now())
 	eventually(t, "phase Failed", func() (bool, error) {
 		return getSJ(t, ns, "fails").Status.Phase == batchv1alpha1.ScheduledJobPhaseFailed, nil
 	})
@@ -147,7 +147,7 @@ func TestJobNameConflict(t *testing.T) {
 	clk := newTestClock(t, time.Now())
 	startManager(t, ns, clk, nil)
 	at := nextMinute(clk.Now(), time.Minute)
-	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.ScheduledJobName("clash", at)},
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.ScheduledJobName("clash", at)},
 		Spec: jobTemplate().Spec}
 	if err := env.Client.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package jobs
+package v1alpha1
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,8 @@ import (
 )
 
 // Labels and annotations that almanac puts on the Jobs it creates. Labels select; annotations
-// carry values that are not valid label values (times) or that only humans read.
+// carry values that are not valid label values (times) or that only humans read. They are
+// part of the API: the reconcilers write them, and users, the webhooks and tools read them.
 const (
 	// LabelScheduledJob names the ScheduledJob that created the Job.
 	LabelScheduledJob = "batch.almanac.dev/scheduled-job"
