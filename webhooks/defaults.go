@@ -3,7 +3,6 @@ package webhooks
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -100,17 +99,17 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	zone, zoneOK := defaultZone(&spec.TimeZone)
 	var warnings []string
 	switch {
-	case spec.At == "" && looksLikeDateTime(spec.Schedule) && zoneOK:
-		if at, rounded, err := parseLegacyAt(spec.Schedule, zone.Location); err == nil {
+	case spec.At == "" && zoneOK:
+		if sched, errs := spec.Timing().Compile(); len(errs) == 0 && sched.FromSchedule {
 			w := fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
-				spec.Schedule, at.String(), zone.Name)
-			if rounded {
+				spec.Schedule, sched.At.String(), zone.Name)
+			if sched.Rounded {
 				w += " (rounded up to the next whole minute: times are whole minutes)"
 			}
 			warnings = append(warnings, w)
-			spec.At, spec.Schedule = at.String(), ""
+			spec.At, spec.Schedule = sched.At.String(), ""
 		}
-	case spec.At != "" && zoneOK:
+	case zoneOK:
 		var w string
 		spec.At, w = canonicalDateTime(spec.At, zone, "spec.at")
 		warnings = appendNonEmpty(warnings, w)
@@ -225,57 +224,6 @@ func canonicalDateTime(s string, zone timing.Zone, path string) (string, string)
 		return canonical, fmt.Sprintf("%s: %q was stored as the wall time %q in %s, the time zone of this object", path, s, canonical, zone.Name)
 	}
 	return canonical, ""
-}
-
-// looksLikeDateTime reports whether s starts like a date (yyyy-MM-dd), which no cron schedule
-// does.
-func looksLikeDateTime(s string) bool {
-	t := strings.TrimSpace(s)
-	if len(t) < 10 {
-		return false
-	}
-	for i, c := range []byte(t[:10]) {
-		switch i {
-		case 4, 7:
-			if c != '-' {
-				return false
-			}
-		default:
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// parseLegacyAt reads a timestamp written in ScheduledJob.spec.schedule. Besides what
-// timing.ParseLocalDateTime accepts, it takes seconds other than 00 (the "AT" controller
-// stored RFC 3339 times to the second) and rounds them up to the next whole minute, so that
-// the Job never runs before the time written.
-func parseLegacyAt(s string, loc *time.Location) (timing.LocalDateTime, bool, error) {
-	l, err := timing.ParseLocalDateTime(s, loc)
-	if err == nil {
-		return l, false, nil
-	}
-	t := strings.TrimSpace(s)
-	for _, layout := range []struct{ in, out string }{
-		{time.RFC3339Nano, "2006-01-02T15:04Z07:00"},
-		{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04"},
-	} {
-		parsed, perr := time.Parse(layout.in, t)
-		if perr != nil {
-			continue
-		}
-		rounded := parsed.Truncate(time.Minute)
-		if rounded.Equal(parsed) {
-			break // whole minutes: ParseLocalDateTime's error stands
-		}
-		rounded = rounded.Add(time.Minute)
-		l, rerr := timing.ParseLocalDateTime(rounded.Format(layout.out), loc)
-		return l, true, rerr
-	}
-	return timing.LocalDateTime{}, false, err
 }
 
 func appendNonEmpty(list []string, s string) []string {

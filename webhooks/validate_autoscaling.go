@@ -46,7 +46,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 		v.warn("spec.timeZone: " + w)
 	}
 	if window.Stale(env.Now) {
-		iv, _ := oneShotInterval(window)
+		iv, _ := window.OneShotInterval()
 		v.failOrWarn(field.Invalid(specPath.Child("endTime"), s.Spec.EndTime, fmt.Sprintf(
 			"the window ended at %s, which is not after now (%s): a OneShot Schedule in the past would never be active; "+
 				"set startTime and endTime to a future window, or delete the Schedule", instantText(iv.End, window.Zone()), env.Now.UTC().Format(utcLayout))),
@@ -273,15 +273,6 @@ func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) 
 	return "", "", timing.Interval{}, timing.Zone{}, false
 }
 
-// oneShotInterval is the interval of a OneShot window, past or not.
-func oneShotInterval(w *timing.Window) (timing.Interval, bool) {
-	ivs := w.Intervals(time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
-	if len(ivs) == 0 {
-		return timing.Interval{}, false
-	}
-	return ivs[0], true
-}
-
 const (
 	localLayout = "2006-01-02 15:04"
 	utcLayout   = "2006-01-02 15:04 UTC"
@@ -294,6 +285,18 @@ func instantText(t time.Time, zone timing.Zone) string {
 		return t.UTC().Format(utcLayout)
 	}
 	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(localLayout), zone.Name, t.UTC().Format(utcLayout))
+}
+
+// secondText is instantText to the second (truncated), for deadlines that are counted in
+// seconds: "2027-01-15 20:10:00 Asia/Tokyo (2027-01-15 11:10:00 UTC)". The zero Zone means
+// UTC.
+func secondText(t time.Time, zone timing.Zone) string {
+	const local, utc = "2006-01-02 15:04:05", "2006-01-02 15:04:05 UTC"
+	t = t.Truncate(time.Second)
+	if zone.Name == timing.DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utc)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
 }
 
 // intervalText writes an interval in local time and in UTC, the end's date only when it

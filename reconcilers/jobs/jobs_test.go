@@ -102,23 +102,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestWithinDeadline(t *testing.T) {
-	slot := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		late     time.Duration
-		deadline int64
-		want     bool
-	}{
-		{0, 0, true}, {999 * time.Millisecond, 0, true}, {time.Second, 0, false},
-		{600 * time.Second, 600, true}, {601 * time.Second, 600, false},
-	}
-	for _, tt := range tests {
-		if got := WithinDeadline(slot, slot.Add(tt.late), tt.deadline); got != tt.want {
-			t.Errorf("late %v, deadline %ds: %v, want %v", tt.late, tt.deadline, got, tt.want)
-		}
-	}
-}
-
 func TestNewJob(t *testing.T) {
 	owner := &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "ej", Namespace: "ns", UID: "ej-uid"}}
 	tmpl := &batchv1.JobTemplateSpec{

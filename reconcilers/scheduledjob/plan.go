@@ -5,60 +5,29 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/utils/ptr"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// parseCron is the cron parser; tests swap it to check that a panicking or never-firing
-// parser becomes a condition rather than a crash or a hot loop.
-var parseCron = timing.ParseCron
+// compileJob compiles a ScheduledJob's timing with the time engine; tests swap it to check that
+// a panicking or never-firing engine becomes a condition rather than a crash or a hot loop.
+var compileJob = timing.JobSpec.Compile
 
-// schedule is a ScheduledJob's compiled timing: a one-shot instant or a cron schedule, in a
-// zone.
-type schedule struct {
-	loc  *time.Location
-	at   time.Time // the one-shot's instant, by the DST rule; zero for cron
-	cron timing.Cron
-}
-
-func (s schedule) oneShot() bool { return !s.at.IsZero() }
-
-// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine. A panic
-// in a parser becomes an error, so that bad input never crashes the manager or makes it
-// retry in a loop.
-func compile(spec *batchv1alpha1.ScheduledJobSpec) (s schedule, err error) {
+// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine, by the
+// rules that admission and `almanac preview` apply too (a timestamp in schedule is a
+// one-shot). A panic in the engine becomes an error, so that bad input never crashes the
+// manager or makes it retry in a loop.
+func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = schedule{}, fmt.Errorf("cannot be evaluated (the parser failed: %v)", r)
+			s, err = nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
 		}
 	}()
-	zoneName := spec.TimeZone
-	if zoneName == "" {
-		zoneName = timing.DefaultZone
-	}
-	zone, err := timing.NormalizeZone(zoneName)
-	if err != nil {
-		return schedule{}, fmt.Errorf("timeZone: %w", err)
-	}
-	s.loc = zone.Location
-	switch {
-	case spec.At != "" && spec.Schedule != "":
-		return schedule{}, fmt.Errorf("at and schedule are both set; set exactly one")
-	case spec.At != "":
-		local, err := timing.ParseLocalDateTime(spec.At, zone.Location)
-		if err != nil {
-			return schedule{}, fmt.Errorf("at: %w", err)
-		}
-		s.at = local.In(zone.Location)
-	case spec.Schedule != "":
-		if s.cron, err = parseCron(spec.Schedule); err != nil {
-			return schedule{}, fmt.Errorf("schedule: %w", err)
-		}
-	default:
-		return schedule{}, fmt.Errorf("neither at nor schedule is set; set exactly one")
+	s, errs := compileJob(spec.Timing())
+	if len(errs) > 0 {
+		return nil, timing.Join("spec.", errs)
 	}
 	return s, nil
 }
@@ -135,7 +104,7 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time)
 	if err != nil {
 		return plan{invalid: err}
 	}
-	if s.oneShot() {
+	if s.OneShot() {
 		return decideOneShot(sj, s, owned, now)
 	}
 	return decideCron(sj, s, owned, now)
@@ -143,32 +112,32 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time)
 
 // decideOneShot: the one slot runs at its instant, if it can start within the deadline and
 // the ScheduledJob is not suspended then; otherwise it is Missed.
-func decideOneShot(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job, now time.Time) plan {
+func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
 	var p plan
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) && slot.After(mark) {
+		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) && slot.After(mark) {
 			p.ran = slot
 		}
 	}
 	switch {
-	case !p.ran.IsZero() || !s.at.After(mark):
+	case !p.ran.IsZero() || !s.Due.After(mark):
 		// It ran (or was missed) already.
-	case now.Before(s.at):
-		p.next, p.requeueAfter = s.at, s.at.Sub(now)
-	case !jobs.WithinDeadline(s.at, now, deadline(sj)):
-		p.addMiss(s.at, jobs.MissDeadline)
+	case now.Before(s.Due):
+		p.next, p.requeueAfter = s.Due, s.Due.Sub(now)
+	case !timing.WithinDeadline(s.Due, now, sj.Spec.StartingDeadline()):
+		p.addMiss(s.Due, jobs.MissDeadline)
 	case sj.Spec.Suspend:
-		p.addMiss(s.at, jobs.SkipSuspended)
+		p.addMiss(s.Due, jobs.SkipSuspended)
 	default:
-		p.run = s.at
+		p.run = s.Due
 	}
 	return p
 }
 
 // decideCron: every slot in (watermark, now] is either run (at most one: the latest, when it
 // is within the deadline) or counted as missed.
-func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job, now time.Time) plan {
+func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
 	var p plan
 	mark := accountedUntil(&sj.Status)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
@@ -184,14 +153,14 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 			}
 		}
 	}
-	latest := s.cron.Prev(s.loc, now)
+	latest := s.Cron.Prev(s.Zone.Location, now)
 	if latest.After(mark) {
-		for slot := s.cron.Next(s.loc, mark); !slot.IsZero() && !slot.After(now); slot = s.cron.Next(s.loc, slot) {
+		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
 			switch {
 			case ran[batchv1alpha1.SlotMinute(slot)]:
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)
-			case !jobs.WithinDeadline(slot, now, deadline(sj)):
+			case !timing.WithinDeadline(slot, now, sj.Spec.StartingDeadline()):
 				p.addMiss(slot, jobs.MissDeadline)
 			case sj.Spec.Suspend:
 				p.addMiss(slot, jobs.SkipSuspended)
@@ -210,7 +179,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 			p.replace = active
 		}
 	}
-	p.next = s.cron.Next(s.loc, now)
+	p.next = s.Cron.Next(s.Zone.Location, now)
 	if p.next.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.
@@ -219,8 +188,4 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 	}
 	p.requeueAfter = p.next.Sub(now)
 	return p
-}
-
-func deadline(sj *batchv1alpha1.ScheduledJob) int64 {
-	return ptr.Deref(sj.Spec.StartingDeadlineSeconds, batchv1alpha1.DefaultStartingDeadlineSeconds)
 }

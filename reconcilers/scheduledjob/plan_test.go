@@ -1,7 +1,6 @@
 package scheduledjob
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -500,27 +499,33 @@ func TestOneShotMissed(t *testing.T) {
 
 func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 	now := utc("2027-05-01T10:00:00Z")
+	utcZone, _ := timing.NormalizeZone("UTC")
 	tests := []struct {
-		name  string
-		sj    *batchv1alpha1.ScheduledJob
-		parse func(string) (timing.Cron, error)
+		name    string
+		sj      *batchv1alpha1.ScheduledJob
+		compile func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)
 	}{
 		{name: "unknown zone", sj: cronSJ("* * * * *", "Mars/Olympus", now)},
 		{name: "bad cron", sj: cronSJ("61 * * * *", "UTC", now)},
 		{name: "TZ= prefix", sj: cronSJ("TZ= * * * * *", "UTC", now)},
 		{name: "bad at", sj: atSJ("2027-02-29T10:00", "UTC", now)},
-		{name: "parser panics", sj: cronSJ("* * * * *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { panic("index out of range") }},
+		{name: "neither at nor schedule", sj: cronSJ("", "UTC", now)},
+		{name: "the engine panics", sj: cronSJ("* * * * *", "UTC", now),
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) { panic("index out of range") }},
 		{name: "never fires", sj: cronSJ("0 0 30 2 *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { return timing.Cron{}, nil }},
-		{name: "parser error", sj: cronSJ("* * * * *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { return timing.Cron{}, errors.New("broken") }},
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) {
+				return &timing.JobSchedule{Zone: utcZone}, nil // a zero Cron never fires
+			}},
+		{name: "engine error", sj: cronSJ("* * * * *", "UTC", now),
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) {
+				return nil, []timing.FieldError{{Field: "schedule", Detail: "broken"}}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.parse != nil {
-				defer func(old func(string) (timing.Cron, error)) { parseCron = old }(parseCron)
-				parseCron = tt.parse
+			if tt.compile != nil {
+				defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
+				compileJob = tt.compile
 			}
 			p := decide(tt.sj, nil, now)
 			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {

@@ -141,8 +141,8 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 	for _, ref := range sj.Status.Active {
 		expected = append(expected, ref.Name)
 	}
-	if s, err := compile(&sj.Spec); err == nil && s.oneShot() {
-		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.at))
+	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
+		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
 	for _, name := range expected {
 		if seen[name] {

@@ -24,7 +24,7 @@ func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.Sc
 		}
 	}
 	r.reportMisses(sj, p)
-	if sj.Spec.At != "" {
+	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
 		r.reportPhase(sj, old.Phase, st.Phase, current)
 		return
 	}
@@ -55,7 +55,7 @@ func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
 			jobs.RunsSkipped.WithLabelValues(jobs.KindScheduledJob, reason).Add(float64(n))
 		}
 	}
-	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", deadline(sj))
+	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", sj.Spec.StartingDeadline())
 	if len(missed) > 0 {
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunsMissed, jobs.ActionSkip,
 			"Did not run %s slot(s), the latest at %s: %s", describeMisses(missed), describe(sj, p.lastMissed), deadlineNote)
@@ -74,21 +74,21 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 	}
 	var job *batchv1.Job
 	for _, j := range current {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) {
+		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) {
 			job = j
 		}
 	}
 	switch to {
 	case batchv1alpha1.ScheduledJobPhasePending:
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventScheduled, jobs.ActionSchedule,
-			"The Job runs at %s", describe(sj, s.at))
+			"The Job runs at %s", describe(sj, s.Due))
 	case batchv1alpha1.ScheduledJobPhaseSucceeded, batchv1alpha1.ScheduledJobPhaseFailed:
 		if job != nil {
 			r.reportFinished(sj, job)
 			return
 		}
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventJobDeleted, jobs.ActionObserve,
-			"The Job %s was deleted before it finished", batchv1alpha1.ScheduledJobName(sj.Name, s.at))
+			"The Job %s was deleted before it finished", batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -75,29 +76,29 @@ func currentJobs(owned, replaced []*batchv1.Job, created *batchv1.Job) []*batchv
 // phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot
 // follows its Job to Succeeded or Failed, or is Missed.
 func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
-	if sj.Spec.At == "" {
+	s, err := compile(&sj.Spec)
+	if err != nil {
+		return st.Phase
+	}
+	if !s.OneShot() {
 		if len(st.Active) > 0 {
 			return batchv1alpha1.ScheduledJobPhaseRunning
 		}
 		return batchv1alpha1.ScheduledJobPhasePending
 	}
-	s, err := compile(&sj.Spec)
-	if err != nil {
-		return st.Phase
-	}
 	for _, j := range current {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) {
+		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) {
 			return jobPhase(j)
 		}
 	}
 	switch {
-	case st.LastScheduleTime != nil && !s.at.After(st.LastScheduleTime.Time):
+	case st.LastScheduleTime != nil && !s.Due.After(st.LastScheduleTime.Time):
 		// It ran and its Job is gone: keep the outcome that status recorded.
 		if terminal(st.Phase) && st.Phase != batchv1alpha1.ScheduledJobPhaseMissed {
 			return st.Phase
 		}
 		return batchv1alpha1.ScheduledJobPhaseFailed
-	case st.LastMissedTime != nil && !s.at.After(st.LastMissedTime.Time):
+	case st.LastMissedTime != nil && !s.Due.After(st.LastMissedTime.Time):
 		return batchv1alpha1.ScheduledJobPhaseMissed
 	default:
 		return batchv1alpha1.ScheduledJobPhasePending
@@ -157,8 +158,8 @@ func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, st
 // ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
 func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
 	s := batchv1alpha1.FormatTime(t)
-	if sched, err := compile(&sj.Spec); err == nil && sched.loc != time.UTC && sched.loc.String() != "UTC" {
-		s += " (" + t.In(sched.loc).Format("2006-01-02 15:04 MST") + " in " + sched.loc.String() + ")"
+	if sched, err := compile(&sj.Spec); err == nil && sched.Zone.Name != timing.DefaultZone {
+		s += " (" + t.In(sched.Zone.Location).Format("2006-01-02 15:04 MST") + " in " + sched.Zone.Name + ")"
 	}
 	return s
 }

@@ -8,6 +8,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/webhooks"
+	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 // jobsInput has ScheduledJobs around the daylight-saving changes of 2027 in two zones.
@@ -135,4 +140,55 @@ func TestPreviewJobRunsFallBack(t *testing.T) {
 	if diff := cmp.Diff(want, got["ops/berlin-gap"]); diff != "" {
 		t.Errorf("berlin-gap (-want +got):\n%s", diff)
 	}
+}
+
+// TestLegacyTimestampsRunWhereAdmissionStoresThem: a timestamp written in a ScheduledJob's
+// schedule (the "AT" controller's form) runs in the preview exactly where admission stores it
+// in at. Issue 11, finding 6: preview skipped "2027-06-01T10:00:30Z" ("has 1 fields") while
+// admission moved it to at.
+func TestLegacyTimestampsRunWhereAdmissionStoresThem(t *testing.T) {
+	for _, written := range []string{"2027-06-01T10:00:30Z", "2027-06-01T10:00:00Z", "2027-06-01T10:00", "2027-06-01T19:00:30.5+09:00", "2027-06-01T10:00:59.999"} {
+		t.Run(written, func(t *testing.T) {
+			input := `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: legacy}
+spec:
+  schedule: "` + written + `"
+  timeZone: Asia/Tokyo
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+`
+			sj := &batchv1alpha1.ScheduledJob{Spec: batchv1alpha1.ScheduledJobSpec{Schedule: written, TimeZone: "Asia/Tokyo"}}
+			webhooks.DefaultScheduledJob(sj)
+			if sj.Spec.At == "" {
+				t.Fatalf("admission did not move %q to at", written)
+			}
+			stored, err := timing.ParseLocalDateTime(sj.Spec.At, mustZone(t, "Asia/Tokyo"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := stored.In(mustZone(t, "Asia/Tokyo")).Format(time.RFC3339)
+
+			docs, err := manifest.Read([]string{"-"}, false, strings.NewReader(input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			report, warnings, err := Build(docs, Range{From: time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC)})
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("Build: %v %v", err, warnings)
+			}
+			if len(report.Jobs) != 1 || len(report.Jobs[0].Runs) != 1 || report.Jobs[0].Runs[0].Format(time.RFC3339) != want {
+				t.Errorf("preview runs %+v, want one run at %s (admission stores at %q)", report.Jobs, want, sj.Spec.At)
+			}
+		})
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	z, err := timing.NormalizeZone(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z.Location
 }

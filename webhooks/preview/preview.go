@@ -297,46 +297,17 @@ func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscali
 	return a, warnings
 }
 
+// scheduledJob previews a ScheduledJob with the time engine's reading of it, which admission
+// and the reconciler share: a timestamp written in schedule is a one-shot, as admission
+// stores it.
 func scheduledJob(j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
-	zoneName := j.Spec.TimeZone
-	if zoneName == "" {
-		zoneName = timing.DefaultZone
+	sched, errs := j.Spec.Timing().Compile()
+	if len(errs) > 0 {
+		return Job{}, timing.Join("spec.", errs)
 	}
-	zone, err := timing.NormalizeZone(zoneName)
-	if err != nil {
-		return Job{}, fmt.Errorf("spec.timeZone: %w", err)
-	}
-	job := Job{Namespace: j.Namespace, Name: j.Name, Zone: zone, Suspended: j.Spec.Suspend}
-	at := j.Spec.At
-	if at == "" && j.Spec.Schedule != "" {
-		if _, err := timing.ParseCron(j.Spec.Schedule); err != nil {
-			// Admission moves a timestamp given as schedule to at; so does preview.
-			if _, errAt := timing.ParseLocalDateTime(j.Spec.Schedule, zone.Location); errAt == nil {
-				at = j.Spec.Schedule
-			}
-		}
-	}
-	switch {
-	case at != "":
-		l, err := timing.ParseLocalDateTime(at, zone.Location)
-		if err != nil {
-			return Job{}, fmt.Errorf("spec.at: %w", err)
-		}
-		job.What = "at " + l.String()
-		if t := l.In(zone.Location); !job.Suspended && !t.Before(rng.From) && t.Before(rng.To) {
-			job.Runs = []time.Time{t}
-		}
-	case j.Spec.Schedule != "":
-		c, err := timing.ParseCron(j.Spec.Schedule)
-		if err != nil {
-			return Job{}, fmt.Errorf("spec.schedule: %w", err)
-		}
-		job.What = fmt.Sprintf("cron %q", c.String())
-		if !job.Suspended {
-			job.Runs = c.Slots(zone.Location, rng.From, rng.To)
-		}
-	default:
-		return Job{}, fmt.Errorf("neither spec.at nor spec.schedule is set")
+	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend}
+	if !job.Suspended {
+		job.Runs = sched.Runs(rng.From, rng.To)
 	}
 	return job, nil
 }
