@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +36,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
 	v := &verdict{ratchet: ratchet}
 
-	window, ferrs := scheduleTiming(&s.Spec).Compile()
+	window, ferrs := s.Spec.Timing().Compile()
 	for _, fe := range ferrs {
 		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
 	}
@@ -205,24 +206,10 @@ func validateMetric(v *verdict, p *field.Path, m *autoscalingv2.MetricSpec) {
 	}
 }
 
-// scheduleTiming is the part of a Schedule that the time engine reads.
-func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
-	return timing.Spec{
-		Type:           timing.Type(spec.Type),
-		StartTime:      spec.StartTime,
-		EndTime:        spec.EndTime,
-		StartDayOfWeek: spec.StartDayOfWeek,
-		EndDayOfWeek:   spec.EndDayOfWeek,
-		Schedule:       spec.Schedule,
-		Duration:       spec.Duration,
-		TimeZone:       spec.TimeZone,
-	}
-}
-
 // scheduleTimingEqual reports whether two Schedules have the same windows and target: then
 // an update cannot have made staleness or overlaps worse.
 func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
-	return scheduleTiming(a) == scheduleTiming(b) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
+	return reflect.DeepEqual(a.Timing(), b.Timing()) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
 }
 
 type overlap struct {
@@ -241,7 +228,7 @@ func findOverlaps(self string, w *timing.Window, siblings []autoscalingv1alpha1.
 		if sib.Name == self || sib.DeletionTimestamp != nil {
 			continue
 		}
-		sw, errs := scheduleTiming(&sib.Spec).Compile()
+		sw, errs := sib.Spec.Timing().Compile()
 		if len(errs) > 0 {
 			continue
 		}
@@ -258,7 +245,7 @@ func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) 
 	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
 	windows := make([]*timing.Window, len(schedules))
 	for i := range schedules {
-		windows[i], _ = scheduleTiming(&schedules[i].Spec).Compile()
+		windows[i], _ = schedules[i].Spec.Timing().Compile()
 	}
 	for i := range schedules {
 		for j := i + 1; j < len(schedules); j++ {

@@ -271,7 +271,7 @@ func suspended(s *autoscalingv1alpha1.Schedule) *autoscalingv1alpha1.Schedule {
 // the engine's; this test checks that the webhook passes it on under spec.schedule).
 func neverFires(t *testing.T, spec string) string {
 	t.Helper()
-	_, errs := scheduleTiming(&autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: spec, Duration: "1h"}).Compile()
+	_, errs := (&autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: spec, Duration: "1h"}).Timing().Compile()
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "never") {
 		t.Fatalf("the engine did not reject %q as never firing: %v", spec, errs)
 	}

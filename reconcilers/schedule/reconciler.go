@@ -31,6 +31,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/reconcilers/metrics"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
@@ -82,7 +83,7 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 	st.ObservedGeneration = s.Generation
 	st.NextStartTime, st.NextEndTime = nil, nil
 
-	w, err := scheduledpodautoscaler.CompileSchedule(s)
+	w, err := scaling.Compile(s)
 	if err != nil {
 		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
 		conditions.Set(&st.Conditions, invalidCondition(err), s.Generation, now)

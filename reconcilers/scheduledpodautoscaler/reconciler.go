@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/reconcilers/metrics"
 )
 
@@ -140,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	now := r.Clock.Now()
-	d := Compute(spa, schedules, now)
+	d := scaling.Compute(spa, schedules, now)
 
 	hs, err := r.applyHPA(ctx, spa, d)
 	if err := r.writeStatus(ctx, spa, d, hs, now); err != nil {
@@ -165,7 +166,7 @@ func RequeueAt(next, now time.Time) ctrl.Result {
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.
-func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired) (hpaState, error) {
+func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired) (hpaState, error) {
 	want, err := desiredHPA(spa, d.Bounds)
 	if err != nil {
 		return hpaState{applyErr: err}, err
@@ -194,7 +195,7 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 // announced (nextTransitionTime) has passed. Creation, spec edits and repairs of the HPA
 // are not transitions. The lag runs from the boundary to the HPA patch; if an earlier attempt
 // patched the HPA but failed to record it, to now.
-func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) *autoscalingv1alpha1.AppliedTransition {
+func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) *autoscalingv1alpha1.AppliedTransition {
 	st := spa.Status
 	due := st.NextTransitionTime
 	switch {
@@ -219,7 +220,7 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
 // cannot repeat them), emits the events and observes the transition metrics.
-func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) error {
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) error {
 	metrics.SetActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
 		metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
@@ -243,7 +244,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 
 // emitEvents reports what changed from old to st: Schedules that became active or ended,
 // bounds written to the HPA, and problems that are new.
-func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d Desired, hs hpaState) {
+func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState) {
 	for _, name := range st.ActiveSchedules {
 		if !slices.Contains(old.ActiveSchedules, name) {
 			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleActivated, "Activate", "Schedule %q is active", name)

@@ -10,6 +10,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/scaling"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
@@ -25,7 +26,7 @@ type hpaState struct {
 
 // nextStatus returns the status that describes d, starting from the current status (so that
 // condition transition times and the last applied transition are kept).
-func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, applied *autoscalingv1alpha1.AppliedTransition, now time.Time) autoscalingv1alpha1.ScheduledPodAutoscalerStatus {
+func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, applied *autoscalingv1alpha1.AppliedTransition, now time.Time) autoscalingv1alpha1.ScheduledPodAutoscalerStatus {
 	st := *spa.Status.DeepCopy()
 	st.ObservedGeneration = spa.Generation
 	st.MinReplicas = ptr.To(d.Bounds.Min)
@@ -44,7 +45,7 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs h
 }
 
 // readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
-func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState) metav1.Condition {
+func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState) metav1.Condition {
 	switch {
 	case hs.conflict:
 		return metav1.Condition{
@@ -80,7 +81,7 @@ func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, 
 }
 
 // schedulesValidCondition says whether every Schedule could be evaluated.
-func schedulesValidCondition(d Desired) metav1.Condition {
+func schedulesValidCondition(d scaling.Desired) metav1.Condition {
 	if len(d.Invalid) == 0 {
 		return metav1.Condition{
 			Type:    autoscalingv1alpha1.ConditionSchedulesValid,
@@ -97,7 +98,7 @@ func schedulesValidCondition(d Desired) metav1.Condition {
 	}
 }
 
-func invalidMessage(invalid []InvalidSchedule) string {
+func invalidMessage(invalid []scaling.InvalidSchedule) string {
 	parts := make([]string, 0, len(invalid))
 	for _, s := range invalid {
 		parts = append(parts, fmt.Sprintf("Schedule %q is skipped: %s", s.Name, s.Message))
@@ -115,7 +116,7 @@ const maxMessage = 4096
 const truncated = " … (truncated; see the Schedules' Valid conditions)"
 
 // source says where the bounds come from, for messages.
-func source(d Desired) string {
+func source(d scaling.Desired) string {
 	if len(d.Active) == 0 {
 		return "baseline: no Schedule is active"
 	}

@@ -1,8 +1,8 @@
 // Package preview is `almanac preview`: the effective bounds of each ScheduledPodAutoscaler in
 // the given manifests (with the Schedules from the same manifests) over a time range, and the
 // runs of each ScheduledJob, computed offline by the same code as the reconcilers (the
-// time engine in api/timing and the desired-state function of the ScheduledPodAutoscaler
-// reconciler). It owns no objects and talks to no cluster.
+// time engine in api/timing and the autoscaler's desired state in api/scaling). It owns no
+// objects and talks to no cluster.
 package preview
 
 import (
@@ -19,8 +19,8 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
@@ -279,10 +279,10 @@ func namespaceOf(ns string) string {
 
 func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string) {
 	var warnings []string
-	named := scheduledpodautoscaler.Named(spa, all, func(name string, err error) {
+	named := scaling.Named(spa, all, func(name string, err error) {
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
 	})
-	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scheduledpodautoscaler.Baseline(spa), Suspended: spa.Spec.Suspend}
+	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
 	for _, n := range named {
 		s := Schedule{Name: n.Name, Spec: n.Window.Canonical(), Min: n.Min, Max: n.Max, Suspended: n.Suspended}
 		if !n.Suspended {

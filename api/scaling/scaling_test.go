@@ -1,4 +1,4 @@
-package scheduledpodautoscaler
+package scaling
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 )
@@ -310,10 +309,6 @@ func TestBrokenScheduleBesideGoodOnes(t *testing.T) {
 			t.Errorf("message for %s = %q, want it to start with %q", inv.Name, inv.Message, field)
 		}
 	}
-	c := schedulesValidCondition(d)
-	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `Schedule "bad-zone" is skipped`) || !strings.Contains(c.Message, `Schedule "bad-cron" is skipped`) {
-		t.Errorf("SchedulesValid condition = %+v", c)
-	}
 }
 
 func TestSchedulesOfOtherAutoscalersAreIgnored(t *testing.T) {
@@ -355,11 +350,11 @@ func TestBoundarySince(t *testing.T) {
 	}
 }
 
-func TestCompileScheduleNamesFieldPaths(t *testing.T) {
+func TestCompileNamesFieldPaths(t *testing.T) {
 	s := schedule("s", 1, 0, daily("25:00", "09:00", "utc"))
-	_, err := CompileSchedule(&s)
+	_, err := Compile(&s)
 	if err == nil || !strings.HasPrefix(err.Error(), "spec.startTime: ") {
-		t.Errorf("CompileSchedule error = %v, want one naming spec.startTime", err)
+		t.Errorf("Compile error = %v, want one naming spec.startTime", err)
 	}
 }
 
@@ -420,25 +415,4 @@ func TestTheProcessTimeZoneIsIgnored(t *testing.T) {
 	t.Cleanup(func() { time.Local = saved })
 	time.Local = kiritimati
 	diff(t, want, run())
-}
-
-func TestRequeueAt(t *testing.T) {
-	now := instant(t, "2027-03-01T09:59:59Z")
-	tests := []struct {
-		name string
-		next time.Time
-		want ctrl.Result
-	}{
-		{"no boundary ahead: never", time.Time{}, ctrl.Result{}},
-		{"a boundary ahead: exactly then", now.Add(1500 * time.Millisecond), ctrl.Result{RequeueAfter: 1500 * time.Millisecond}},
-		// The reconcile computed the boundary before it wrote, and its writes took longer
-		// than the time that was left: controller-runtime would drop a RequeueAfter ≤ 0.
-		{"the boundary passed while writing: at once", now.Add(-200 * time.Millisecond), ctrl.Result{RequeueAfter: time.Nanosecond}},
-		{"the boundary is now: at once", now, ctrl.Result{RequeueAfter: time.Nanosecond}},
-	}
-	for _, tt := range tests {
-		if got := RequeueAt(tt.next, now); got != tt.want {
-			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
-		}
-	}
 }

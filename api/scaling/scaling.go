@@ -1,7 +1,10 @@
-package scheduledpodautoscaler
+// Package scaling is what an autoscaler's bounds are at an instant: a pure function of a
+// ScheduledPodAutoscaler, its Schedules and now, built on the time engine (api/timing). The
+// ScheduledPodAutoscaler and Schedule reconcilers and `almanac preview` all compute bounds,
+// active Schedules and the next transition with it, so they cannot disagree.
+package scaling
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,39 +49,21 @@ func Baseline(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) timing.Bounds {
 	return timing.Bounds{Min: ptr.Deref(hpa.MinReplicas, 1), Max: hpa.MaxReplicas}
 }
 
-// TimingSpec converts a Schedule's window fields to the time engine's Spec.
-func TimingSpec(s *autoscalingv1alpha1.Schedule) timing.Spec {
-	return timing.Spec{
-		Type:           timing.Type(s.Spec.Type),
-		StartTime:      s.Spec.StartTime,
-		EndTime:        s.Spec.EndTime,
-		StartDayOfWeek: s.Spec.StartDayOfWeek,
-		EndDayOfWeek:   s.Spec.EndDayOfWeek,
-		Schedule:       s.Spec.Schedule,
-		Duration:       s.Spec.Duration,
-		TimeZone:       s.Spec.TimeZone,
-	}
-}
-
-// CompileSchedule compiles a Schedule's window with the time engine. The error names each
-// wrong field by its path (spec.startTime: …). Admission should have refused such a
-// Schedule, but objects stored before a webhook existed, or written with the webhook down,
-// can still be wrong; and a panic in the engine must not take the others down with it.
-func CompileSchedule(s *autoscalingv1alpha1.Schedule) (w *timing.Window, err error) {
+// Compile compiles a Schedule's window with the time engine. The error names each wrong field
+// by its path (spec.startTime: …). Admission should have refused such a Schedule, but objects
+// stored before a webhook existed, or written with the webhook down, can still be wrong; and
+// a panic in the engine must not take the others down with it.
+func Compile(s *autoscalingv1alpha1.Schedule) (w *timing.Window, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w, err = nil, fmt.Errorf("the time engine failed on this Schedule (please report it): %v", r)
 		}
 	}()
-	w, errs := TimingSpec(s).Compile()
-	if len(errs) == 0 {
-		return w, nil
+	w, errs := s.Spec.Timing().Compile()
+	if len(errs) > 0 {
+		return nil, timing.Join("spec.", errs)
 	}
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, "spec."+e.Field+": "+e.Detail)
-	}
-	return nil, errors.New(strings.Join(msgs, "; "))
+	return w, nil
 }
 
 // targets reports whether s changes the autoscaler spa.
@@ -127,7 +112,7 @@ func Named(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscal
 	slices.SortFunc(sorted, func(a, b *autoscalingv1alpha1.Schedule) int { return strings.Compare(a.Name, b.Name) })
 	named := make([]timing.Named, 0, len(sorted))
 	for _, s := range sorted {
-		w, err := CompileSchedule(s)
+		w, err := Compile(s)
 		if err != nil {
 			invalid(s.Name, err)
 			continue
