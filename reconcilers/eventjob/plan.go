@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -23,41 +22,6 @@ const retention = time.Hour
 // maxHandled bounds status.watermark.handled (the schema allows 1024). When more upstream
 // Jobs finish within the retention, the time moves forward past the oldest ones.
 const maxHandled = 1000
-
-// upstreamGroup returns the API group of the trigger's kind, from apiVersion or, when
-// admission has not filled that in, from the kind.
-func upstreamGroup(t *batchv1alpha1.Trigger) string {
-	if t.APIVersion != "" {
-		if gv, err := schema.ParseGroupVersion(t.APIVersion); err == nil {
-			return gv.Group
-		}
-	}
-	switch t.Kind {
-	case batchv1alpha1.TriggerKindScheduledJob, batchv1alpha1.TriggerKindEventJob:
-		return batchv1alpha1.GroupVersion.Group
-	default:
-		return batchv1.GroupName
-	}
-}
-
-// triggerType returns the trigger's type, Complete when omitted.
-func triggerType(t *batchv1alpha1.Trigger) batchv1alpha1.TriggerType {
-	if t.Type == "" {
-		return batchv1alpha1.TriggerTypeComplete
-	}
-	return t.Type
-}
-
-// upstreamKey is the ControllerKey that the trigger's upstream Jobs are found by: the Job
-// itself for kind Job, its controller otherwise.
-func upstreamKey(t *batchv1alpha1.Trigger) string {
-	return jobs.ControllerKey(upstreamGroup(t), string(t.Kind), t.Name)
-}
-
-// watermarkKey says which trigger a watermark belongs to.
-func watermarkKey(t *batchv1alpha1.Trigger) string {
-	return upstreamKey(t) + "/" + string(triggerType(t))
-}
 
 // fires reports whether an upstream outcome matches the trigger type.
 func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
@@ -102,7 +66,7 @@ type plan struct {
 func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now time.Time) plan {
 	var p plan
 	t := &ej.Spec.Trigger
-	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && upstreamGroup(t) == batchv1alpha1.GroupVersion.Group {
+	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
 		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
 		return p
 	}
@@ -116,7 +80,7 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 			handled[uid] = true
 		}
 	}
-	tt := triggerType(t)
+	tt := t.EffectiveType()
 	for _, j := range upstream {
 		o := jobs.OutcomeOf(j)
 		if !fires(tt, o) || o.Time.Before(p.watermark.Time.Time) || handled[j.UID] || jobs.IsControlledBy(j, ej) {
@@ -154,7 +118,7 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 // startingWatermark returns the stored watermark or, for a new EventJob, one that starts at
 // its creation; for a changed trigger, one that starts now.
 func startingWatermark(ej *batchv1alpha1.EventJob, now time.Time) batchv1alpha1.TriggerWatermark {
-	key := watermarkKey(&ej.Spec.Trigger)
+	key := ej.Spec.Trigger.WatermarkKey()
 	switch wm := ej.Status.Watermark; {
 	case wm == nil:
 		return batchv1alpha1.TriggerWatermark{Trigger: key, Time: metav1.NewTime(ej.CreationTimestamp.UTC())}

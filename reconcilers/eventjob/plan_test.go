@@ -389,13 +389,13 @@ func TestUpstreamKeys(t *testing.T) {
 		{batchv1alpha1.Trigger{Kind: "EventJob", Name: "b", APIVersion: "batch.almanac.dev/v1alpha1"}, "batch.almanac.dev/EventJob/b"},
 	}
 	for _, tt := range tests {
-		if got := upstreamKey(&tt.trigger); got != tt.want {
-			t.Errorf("upstreamKey(%+v) = %s, want %s", tt.trigger, got, tt.want)
+		if got := tt.trigger.UpstreamKey(); got != tt.want {
+			t.Errorf("UpstreamKey(%+v) = %s, want %s", tt.trigger, got, tt.want)
 		}
 	}
 	// The key of an EventJob's trigger matches the key of the Jobs its upstream controls.
 	j := jobs.NewJob(&batchv1.JobTemplateSpec{}, jobs.Run{Name: "b-1", Owner: &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, OwnerGVK: gvk})
-	if got := jobs.ControllerKeyOf(j); got != tests[3].want {
+	if got := batchv1alpha1.ControllerKeyOf(j); got != tests[3].want {
 		t.Errorf("ControllerKeyOf = %s", got)
 	}
 }

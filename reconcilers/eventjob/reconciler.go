@@ -112,13 +112,13 @@ func (r *Reconciler) upstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJo
 		}
 		return []*batchv1.Job{j}, nil
 	}
-	return r.listByController(ctx, ej.Namespace, upstreamKey(t))
+	return r.listByController(ctx, ej.Namespace, t.UpstreamKey())
 }
 
 // downstreamJobs returns the Jobs that ej controls. Jobs that status lists as running and
 // the cache has not seen yet are looked up directly.
 func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJob) ([]*batchv1.Job, error) {
-	all, err := r.listByController(ctx, ej.Namespace, jobs.ControllerKey(gvk.Group, gvk.Kind, ej.Name))
+	all, err := r.listByController(ctx, ej.Namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, ej.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.Event
 
 func (r *Reconciler) listByController(ctx context.Context, namespace, key string) ([]*batchv1.Job, error) {
 	list := &batchv1.JobList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{jobIndex: key}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.JobControllerField: key}); err != nil {
 		return nil, fmt.Errorf("failed to list the Jobs of %s in %s: %w", key, namespace, err)
 	}
 	out := make([]*batchv1.Job, 0, len(list.Items))

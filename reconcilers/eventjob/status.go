@@ -151,7 +151,7 @@ func readyCondition(ej *batchv1alpha1.EventJob, st *batchv1alpha1.EventJobStatus
 			"spec.suspend is true: no Job starts, and upstream Jobs that finish meanwhile start none later")
 	default:
 		setReady(st, ej.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonWatching,
-			fmt.Sprintf("Starts a Job when a Job %s reaches %s", describeUpstream(t), describeType(triggerType(t))))
+			fmt.Sprintf("Starts a Job when a Job %s reaches %s", describeUpstream(t), describeType(t.EffectiveType())))
 	}
 }
 

@@ -119,8 +119,8 @@ func TestNewJob(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"note": "n", batchv1alpha1.AnnotationTriggerJob: "up"}, j.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	if !IsControlledBy(j, owner) || ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
-		t.Errorf("controller %v, key %q", j.OwnerReferences, ControllerKeyOf(j))
+	if !IsControlledBy(j, owner) || batchv1alpha1.ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
+		t.Errorf("controller %v, key %q", j.OwnerReferences, batchv1alpha1.ControllerKeyOf(j))
 	}
 	tmpl.Labels["app"] = "changed"
 	if j.Labels["app"] != "x" {

@@ -29,10 +29,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
-	"github.com/almanac-dev/almanac/reconcilers/metrics"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
 
@@ -43,6 +44,10 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// Recorder reports a Schedule that cannot be evaluated.
 	Recorder recorder.EventRecorder
+	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
+	// almanac_autoscaler_schedule_evaluation_errors_total series of kind "Schedule", which the
+	// ScheduledPodAutoscaler reconciler owns and the manager hands in. Nil counts nothing.
+	EvaluationErrors prometheus.Counter
 	// MaxConcurrentReconciles bounds the number of Schedules reconciled at once. Many
 	// Schedules often share a boundary (09:00), and each then needs one status write.
 	// Zero means 16, as for the ScheduledPodAutoscaler reconciler.
@@ -117,8 +122,8 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
 	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	invalid := valid != nil && valid.Status == metav1.ConditionFalse
-	if invalid {
-		metrics.EvaluationErrors.WithLabelValues("Schedule").Inc()
+	if invalid && r.EvaluationErrors != nil {
+		r.EvaluationErrors.Inc()
 	}
 	if equality.Semantic.DeepEqual(s.Status, st) {
 		return nil

@@ -31,9 +31,6 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// jobIndex finds a ScheduledJob's Jobs in the cache by their controller.
-const jobIndex = "batch.almanac.dev/scheduledjob-controller"
-
 var gvk = batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
 
 // Reconciler reconciles ScheduledJobs.
@@ -62,11 +59,9 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 	}
 }
 
-// SetupWithManager registers the reconciler and its Job index with mgr.
+// SetupWithManager registers the reconciler with mgr, whose cache must have the index
+// batchv1alpha1.JobControllerField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := jobs.IndexJobsByController(context.Background(), mgr.GetFieldIndexer(), jobIndex); err != nil {
-		return fmt.Errorf("failed to index Jobs by controller: %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("scheduledjob").
 		// Our own status writes change no generation and need no reconcile.
@@ -125,8 +120,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // looked up directly when the cache does not have them.
 func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
 	list := &batchv1.JobList{}
-	key := jobs.ControllerKey(gvk.Group, gvk.Kind, sj.Name)
-	if err := r.Client.List(ctx, list, client.InNamespace(sj.Namespace), client.MatchingFields{jobIndex: key}); err != nil {
+	key := batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, sj.Name)
+	if err := r.Client.List(ctx, list, client.InNamespace(sj.Namespace), client.MatchingFields{batchv1alpha1.JobControllerField: key}); err != nil {
 		return nil, fmt.Errorf("failed to list the Jobs of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
 	}
 	var owned []*batchv1.Job

@@ -7,7 +7,7 @@
 //
 // It watches ScheduledPodAutoscalers, HorizontalPodAutoscalers (mapped by name, so that a
 // conflicting HPA going away is noticed too) and Schedules (mapped through
-// spec.scaleTargetRef.name, found with the ScheduleTargetIndex field index). Schedules carry
+// spec.scaleTargetRef.name, found with the autoscalingv1alpha1.ScheduleTargetField index). Schedules carry
 // no ownerReference: deleting an autoscaler leaves its Schedules alone.
 //
 // The bounds are a pure function of (spec, Schedules, now) computed by api/timing; the
@@ -44,7 +44,6 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
-	"github.com/almanac-dev/almanac/reconcilers/metrics"
 )
 
 // Event reasons of this reconciler (besides the condition reasons of the API package).
@@ -60,8 +59,8 @@ const (
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
 // Schedules call for now.
 type Reconciler struct {
-	// Client must read from the manager's cache, with IndexScheduleTarget registered
-	// (SetupWithManager does that).
+	// Client must read from the manager's cache, with the index
+	// autoscalingv1alpha1.ScheduleTargetField (api/index).
 	Client client.Client
 	// Clock is the only source of "now".
 	Clock clock.PassiveClock
@@ -126,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
 	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
-			metrics.ForgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
+			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
 			r.written.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -135,13 +134,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !spa.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	schedules, err := ListSchedules(ctx, r.Client, spa.Namespace, spa.Name)
-	if err != nil {
-		return ctrl.Result{}, err
+	schedules := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, schedules, client.InNamespace(spa.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
 	}
 
 	now := r.Clock.Now()
-	d := scaling.Compute(spa, schedules, now)
+	d := scaling.Compute(spa, schedules.Items, now)
 
 	hs, err := r.applyHPA(ctx, spa, d)
 	if err := r.writeStatus(ctx, spa, d, hs, now); err != nil {
@@ -221,9 +220,9 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
 // cannot repeat them), emits the events and observes the transition metrics.
 func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) error {
-	metrics.SetActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
+	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
-		metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
+		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
 	}
 	applied := r.transition(spa, d, hs, now)
 	st := nextStatus(spa, d, hs, applied, now)
@@ -236,7 +235,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 	}
 	r.written.Store(client.ObjectKeyFromObject(spa), ownStatus{before: before, after: spa.ResourceVersion, status: *st.DeepCopy()})
 	if applied != nil {
-		metrics.ObserveTransition(applied.Lag.Duration)
+		observeTransition(applied.Lag.Duration)
 	}
 	r.emitEvents(spa, old, st, d, hs)
 	return nil
@@ -283,11 +282,9 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 	return nil
 }
 
-// SetupWithManager registers the ScheduleTargetIndex and the controller with mgr.
+// SetupWithManager registers the controller with mgr, whose cache must have the index
+// autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := IndexScheduleTarget(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
 	workers := r.MaxConcurrentReconciles
 	if workers == 0 {
 		workers = 16

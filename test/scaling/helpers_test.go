@@ -30,6 +30,7 @@ import (
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // offsetClock runs at the real rate, shifted by an offset that can be moved: the manager's
@@ -83,7 +84,8 @@ func startManagerWith(t testing.TB, clk clock.PassiveClock, wrap func(client.Cli
 	if err := (&scheduledpodautoscaler.Reconciler{Client: c, Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+	if err := (&schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac"),
+		EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)
@@ -106,6 +108,9 @@ func newManager(t testing.TB, namespaces ...string) manager.Manager {
 	}
 	mgr, err := ctrl.NewManager(restConfig(), opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return mgr

@@ -63,6 +63,9 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
+		return 0, err
+	}
 	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
 		return 0, err
 	}
