@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -125,5 +126,26 @@ func TestNewJob(t *testing.T) {
 	tmpl.Labels["app"] = "changed"
 	if j.Labels["app"] != "x" {
 		t.Error("the Job shares its labels with the template")
+	}
+}
+
+func TestRequeueAt(t *testing.T) {
+	now := time.Date(2027, 3, 1, 9, 59, 59, 0, time.UTC)
+	tests := []struct {
+		name string
+		next time.Time
+		want ctrl.Result
+	}{
+		{"no boundary ahead: never", time.Time{}, ctrl.Result{}},
+		{"a boundary ahead: exactly then", now.Add(1500 * time.Millisecond), ctrl.Result{RequeueAfter: 1500 * time.Millisecond}},
+		// The reconcile computed the boundary before it wrote, and its writes took longer
+		// than the time that was left: controller-runtime would drop a RequeueAfter ≤ 0.
+		{"the boundary passed while writing: at once", now.Add(-200 * time.Millisecond), ctrl.Result{RequeueAfter: time.Nanosecond}},
+		{"the boundary is now: at once", now, ctrl.Result{RequeueAfter: time.Nanosecond}},
+	}
+	for _, tt := range tests {
+		if got := RequeueAt(tt.next, now); got != tt.want {
+			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }

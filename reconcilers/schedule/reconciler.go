@@ -14,49 +14,39 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// Reconciler keeps a Schedule's status true at its window boundaries.
+// Reconciler keeps a Schedule's status true at its window boundaries. Options.
+// MaxConcurrentReconciles bounds the number of Schedules reconciled at once (zero means 16, as
+// for the ScheduledPodAutoscaler reconciler): many Schedules often share a boundary (09:00),
+// and each then needs one status write.
 type Reconciler struct {
-	Client client.Client
-	// Clock is the only source of "now".
-	Clock clock.PassiveClock
-	// Recorder reports a Schedule that cannot be evaluated.
-	Recorder recorder.EventRecorder
+	jobs.Base
 	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
 	// almanac_autoscaler_schedule_evaluation_errors_total series of kind "Schedule", which the
 	// ScheduledPodAutoscaler reconciler owns and the manager hands in. Nil counts nothing.
 	EvaluationErrors prometheus.Counter
-	// MaxConcurrentReconciles bounds the number of Schedules reconciled at once. Many
-	// Schedules often share a boundary (09:00), and each then needs one status write.
-	// Zero means 16, as for the ScheduledPodAutoscaler reconciler.
-	MaxConcurrentReconciles int
 }
 
-// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+// New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
+// clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-schedule")}
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-schedule")}
 }
 
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
@@ -67,7 +57,7 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	s := &autoscalingv1alpha1.Schedule{}
-	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !s.DeletionTimestamp.IsZero() {
@@ -78,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, s, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	return scheduledpodautoscaler.RequeueAt(next, r.Clock.Now()), nil
+	return jobs.RequeueAt(next, r.Clock.Now()), nil
 }
 
 // Status returns the status of s at now and the instant at which it next changes (zero if
@@ -125,13 +115,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 	if invalid && r.EvaluationErrors != nil {
 		r.EvaluationErrors.Inc()
 	}
-	if equality.Semantic.DeepEqual(s.Status, st) {
-		return nil
+	changed := s.DeepCopy()
+	changed.Status = st
+	if written, err := r.WriteStatus(ctx, "Schedule", s, changed); err != nil || !written {
+		return err
 	}
 	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
-	if err := applyStatus(ctx, r.Client, s, st); err != nil {
-		return fmt.Errorf("failed to update the status of Schedule %s: %w", klog.KObj(s), err)
-	}
 	if invalid && (old == nil || old.Message != valid.Message) {
 		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, valid.Reason, "Evaluate", "%s", valid.Message)
 	}
@@ -159,37 +148,13 @@ func invalidCondition(err error) metav1.Condition {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	workers := r.MaxConcurrentReconciles
-	if workers == 0 {
-		workers = 16
+	opts := r.Options
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(opts).
 		Named("schedule").
 		Complete(r)
-}
-
-// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
-// from a cached object, it cannot leave a field at a value this reconciler did not choose,
-// and fields it no longer sets are removed.
-func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("Schedule"))
-	u.SetNamespace(obj.Namespace)
-	u.SetName(obj.Name)
-	// The status is computed from the cached object; if that is stale, its carried-over
-	// fields (lastAppliedTransition, condition times) could be older than what is stored.
-	// The resourceVersion precondition turns that into a conflict, retried with a fresh
-	// cache, instead of a silent step back.
-	u.SetResourceVersion(obj.ResourceVersion)
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(scheduledpodautoscaler.FieldManager), client.ForceOwnership); err != nil {
-		return err
-	}
-	obj.Status = st
-	return nil
 }

@@ -16,15 +16,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -35,28 +30,12 @@ var gvk = batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
 
 // Reconciler reconciles ScheduledJobs.
 type Reconciler struct {
-	// Client reads Jobs from the cache and writes Jobs and status.
-	Client client.Client
-	// APIReader reads around the cache: the ScheduledJob (its status is the record of what
-	// ran; a stale copy could run a pruned slot again) and Jobs the cache has not seen yet.
-	APIReader client.Reader
-	// Clock tells the time; tests inject a fake one.
-	Clock clock.PassiveClock
-	// Recorder records events on ScheduledJobs.
-	Recorder events.EventRecorder
-	// Options tune the controller (tests use a queue on a fake clock and skip the check for
-	// unique controller names).
-	Options controller.Options
+	jobs.Base
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Clock:     clk,
-		Recorder:  mgr.GetEventRecorder("almanac-scheduledjob"),
-	}
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledjob")}
 }
 
 // SetupWithManager registers the reconciler with mgr, whose cache must have the index
@@ -98,7 +77,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	status := nextStatus(sj, &p, out, owned, now)
-	if err := r.writeStatus(ctx, sj, status); err != nil {
+	written := sj.DeepCopy()
+	written.Status = *status
+	if _, err := r.WriteStatus(ctx, gvk.Kind, sj, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := currentJobs(owned, p.replace, out.job)
@@ -110,28 +91,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // Job events bring the reconciler back
 	}
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
-	// lands on the slot instead of late by this reconcile's duration (and a slot that passed
-	// meanwhile is handled at once rather than dropped as a negative RequeueAfter).
-	return ctrl.Result{RequeueAfter: max(now.Add(p.requeueAfter).Sub(r.Clock.Now()), time.Nanosecond)}, nil
+	// lands on the slot instead of late by this reconcile's duration.
+	return jobs.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
 }
 
-// ownedJobs returns the Jobs that sj controls. The cache may not have caught up with a Job
-// created a moment ago, so the ones that status lists as active, and the one-shot's, are
-// looked up directly when the cache does not have them.
+// ownedJobs returns the Jobs that sj controls, with those that status lists as active and the
+// one-shot's Job read around the cache when the cache has not seen them yet.
 func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
-	list := &batchv1.JobList{}
-	key := batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, sj.Name)
-	if err := r.Client.List(ctx, list, client.InNamespace(sj.Namespace), client.MatchingFields{batchv1alpha1.JobControllerField: key}); err != nil {
-		return nil, fmt.Errorf("failed to list the Jobs of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
-	}
-	var owned []*batchv1.Job
-	seen := map[string]bool{}
-	for i := range list.Items {
-		if j := &list.Items[i]; jobs.IsControlledBy(j, sj) {
-			owned = append(owned, j)
-			seen[j.Name] = true
-		}
-	}
 	var expected []string
 	for _, ref := range sj.Status.Active {
 		expected = append(expected, ref.Name)
@@ -139,22 +105,7 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
 		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
-	for _, name := range expected {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		j := &batchv1.Job{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: sj.Namespace, Name: name}, j)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("failed to get Job %s/%s: %w", sj.Namespace, name, err)
-		case jobs.IsControlledBy(j, sj):
-			owned = append(owned, j)
-		}
-	}
-	return owned, nil
+	return r.OwnedJobs(ctx, sj, gvk.Kind, expected)
 }
 
 // execute deletes the Jobs that Replace replaces and creates the Job of plan.run. AlreadyExists
@@ -184,29 +135,24 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
 		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(p.run)},
 	})
-	err := r.Client.Create(ctx, job)
+	c, err := r.CreateJob(ctx, sj, job)
 	switch {
-	case err == nil:
+	case err != nil:
+		return outcome{}, err
+	case c.Conflict:
+		return notRun(p, batchv1alpha1.ReasonJobConflict, fmt.Sprintf(
+			"Job %s exists and is not controlled by this ScheduledJob; the run at %s did not start", name, describe(sj, p.run))), nil
+	case c.Rejected != nil:
+		return notRun(p, batchv1alpha1.ReasonJobInvalid, fmt.Sprintf("the run at %s did not start: %v", describe(sj, p.run), c.Rejected)), nil
+	case c.Created:
 		jobs.RunsStarted.WithLabelValues(jobs.KindScheduledJob).Inc()
 		jobs.ScheduleLag.Observe(r.Clock.Since(p.run).Seconds())
 		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "slot", batchv1alpha1.FormatTime(p.run), "lag", now.Sub(p.run))
-		r.Recorder.Eventf(sj, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
+		r.Recorder.Eventf(sj, c.Job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
 			"Created Job %s for the run at %s", name, describe(sj, p.run))
-		return outcome{job: job, created: true}, nil
-	case apierrors.IsAlreadyExists(err):
-		existing := &batchv1.Job{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
-			return outcome{}, fmt.Errorf("failed to get Job %s/%s: %w", sj.Namespace, name, err)
-		}
-		if jobs.IsControlledBy(existing, sj) {
-			return outcome{job: existing}, nil
-		}
-		return notRun(p, batchv1alpha1.ReasonJobConflict, fmt.Sprintf(
-			"Job %s exists and is not controlled by this ScheduledJob; the run at %s did not start", name, describe(sj, p.run))), nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return notRun(p, batchv1alpha1.ReasonJobInvalid, fmt.Sprintf("the run at %s did not start: %v", describe(sj, p.run), err)), nil
+		return outcome{job: c.Job, created: true}, nil
 	default:
-		return outcome{}, fmt.Errorf("failed to create Job %s/%s: %w", sj.Namespace, name, err)
+		return outcome{job: c.Job}, nil
 	}
 }
 
@@ -215,18 +161,4 @@ func notRun(p *plan, reason, msg string) outcome {
 	p.addMiss(p.run, reason)
 	p.run, p.replace = time.Time{}, nil
 	return outcome{failReason: reason, failMessage: msg}
-}
-
-// writeStatus patches status when it changed, with optimistic locking: a concurrent writer
-// makes the patch fail, and the retry starts from a fresh read.
-func (r *Reconciler) writeStatus(ctx context.Context, sj *batchv1alpha1.ScheduledJob, status *batchv1alpha1.ScheduledJobStatus) error {
-	if equality.Semantic.DeepEqual(&sj.Status, status) {
-		return nil
-	}
-	patched := sj.DeepCopy()
-	patched.Status = *status
-	if err := r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(sj, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("failed to patch the status of ScheduledJob %s: %w", client.ObjectKeyFromObject(sj), err)
-	}
-	return nil
 }

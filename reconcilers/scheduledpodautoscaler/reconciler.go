@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -27,23 +26,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
 // Event reasons of this reconciler (besides the condition reasons of the API package).
@@ -57,55 +53,18 @@ const (
 )
 
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
-// Schedules call for now.
+// Schedules call for now. Its Client reads from the manager's cache, with the index
+// autoscalingv1alpha1.ScheduleTargetField (api/index); Options.MaxConcurrentReconciles bounds
+// the number of autoscalers reconciled at once (zero means 16): many autoscalers often share a
+// boundary (09:00), and each needs a few API calls.
 type Reconciler struct {
-	// Client must read from the manager's cache, with the index
-	// autoscalingv1alpha1.ScheduleTargetField (api/index).
-	Client client.Client
-	// Clock is the only source of "now".
-	Clock clock.PassiveClock
-	// Recorder emits events on transitions and problems.
-	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles bounds the number of autoscalers reconciled at once; many
-	// autoscalers often share a boundary (09:00), and each needs one or two API calls.
-	// Zero means 16.
-	MaxConcurrentReconciles int
-
-	// written holds, per autoscaler, the status this reconciler last wrote (ownStatus), so
-	// that it reads its own writes even when the cache has not caught up yet.
-	written sync.Map
+	jobs.Base
 }
 
-// ownStatus is a status written by this reconciler: the object was at resourceVersion
-// before when it was read, and at after once the status was written.
-type ownStatus struct {
-	before, after string
-	status        autoscalingv1alpha1.ScheduledPodAutoscalerStatus
-}
-
-// readOwnWrites replaces a cached autoscaler that predates this reconciler's last status
-// write with what that write stored. Applying an HPA sends a watch event that reconciles the
-// autoscaler again, typically before the cache has seen the status written just before; the
-// stale status would otherwise be taken for the truth (a transition recorded twice, a
-// conflict on every boundary).
-func (r *Reconciler) readOwnWrites(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) {
-	key := client.ObjectKeyFromObject(spa)
-	v, ok := r.written.Load(key)
-	if !ok {
-		return
-	}
-	own, _ := v.(ownStatus)
-	if spa.ResourceVersion != own.before {
-		r.written.Delete(key) // the cache has caught up (or moved on)
-		return
-	}
-	spa.ResourceVersion = own.after
-	spa.Status = *own.status.DeepCopy()
-}
-
-// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+// New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
+// clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-scheduledpodautoscaler")}
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledpodautoscaler")}
 }
 
 // The HPA's ownerReference sets blockOwnerDeletion, which clusters with the
@@ -123,14 +82,12 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // be called again at the next window boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
-			r.written.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.readOwnWrites(spa)
 	if !spa.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -149,19 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
 	}
-	return RequeueAt(d.Next, r.Clock.Now()), nil
-}
-
-// RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.
-// A boundary that passed while this reconcile was writing (its API calls can take longer
-// than the time left before the boundary) asks for an immediate reconcile: controller-runtime
-// drops a RequeueAfter that is not positive, and the boundary would be lost until something
-// else happened to change.
-func RequeueAt(next, now time.Time) ctrl.Result {
-	if next.IsZero() {
-		return ctrl.Result{}
-	}
-	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Nanosecond)}
+	return jobs.RequeueAt(d.Next, r.Clock.Now()), nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.
@@ -218,22 +163,21 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
-// cannot repeat them), emits the events and observes the transition metrics.
+// cannot repeat them), emits the events and observes the transition metrics. spa was read
+// through the APIReader at the start of this reconcile and the write is conditional on its
+// resourceVersion, so the events and the transition are what this reconcile changed.
 func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) error {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
 		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
 	}
 	applied := r.transition(spa, d, hs, now)
-	st := nextStatus(spa, d, hs, applied, now)
-	if equality.Semantic.DeepEqual(spa.Status, st) {
-		return nil
+	changed := spa.DeepCopy()
+	changed.Status = nextStatus(spa, d, hs, applied, now)
+	if written, err := r.WriteStatus(ctx, "ScheduledPodAutoscaler", spa, changed); err != nil || !written {
+		return err
 	}
-	old, before := spa.Status, spa.ResourceVersion
-	if err := applyStatus(ctx, r.Client, spa, st); err != nil {
-		return fmt.Errorf("failed to update the status of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
-	}
-	r.written.Store(client.ObjectKeyFromObject(spa), ownStatus{before: before, after: spa.ResourceVersion, status: *st.DeepCopy()})
+	old, st := spa.Status, changed.Status
 	if applied != nil {
 		observeTransition(applied.Lag.Duration)
 	}
@@ -285,9 +229,9 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 // SetupWithManager registers the controller with mgr, whose cache must have the index
 // autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	workers := r.MaxConcurrentReconciles
-	if workers == 0 {
-		workers = 16
+	opts := r.Options
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -295,7 +239,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(opts).
 		Named("scheduledpodautoscaler").
 		Complete(r)
 }
@@ -331,29 +275,4 @@ func (hpaChanged) Update(e event.UpdateEvent) bool {
 	return o.Generation != n.Generation ||
 		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
 		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
-}
-
-// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
-// from a cached object, it cannot leave a field at a value this reconciler did not choose,
-// and fields it no longer sets are removed.
-func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.ScheduledPodAutoscaler, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus) error {
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
-	u.SetNamespace(obj.Namespace)
-	u.SetName(obj.Name)
-	// The status is computed from the cached object; if that is stale, its carried-over
-	// fields (lastAppliedTransition, condition times) could be older than what is stored.
-	// The resourceVersion precondition turns that into a conflict, retried with a fresh
-	// cache, instead of a silent step back.
-	u.SetResourceVersion(obj.ResourceVersion)
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return err
-	}
-	obj.Status = st
-	obj.ResourceVersion = u.GetResourceVersion()
-	return nil
 }

@@ -28,6 +28,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/test/testenv"
@@ -81,11 +82,12 @@ func startManagerWith(t testing.TB, clk clock.PassiveClock, wrap func(client.Cli
 	if wrap != nil {
 		c = wrap(c)
 	}
-	if err := (&scheduledpodautoscaler.Reconciler{Client: c, Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+	base := jobs.Base{Client: c, APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	if err := (&scheduledpodautoscaler.Reconciler{Base: base}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac"),
-		EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}).SetupWithManager(mgr); err != nil {
+	base.Client = mgr.GetClient()
+	if err := (&schedule.Reconciler{Base: base, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)
