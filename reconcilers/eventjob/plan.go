@@ -1,7 +1,9 @@
 package eventjob
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -39,11 +41,8 @@ func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
 type trigger struct {
 	job     *batchv1.Job
 	outcome jobs.Outcome
-	// decision is what happens to it; skipReason says why when it is jobs.Skip.
-	decision   jobs.Decision
-	skipReason string
-	// replace are the running downstream Jobs deleted before its run (Replace).
-	replace []*batchv1.Job
+	// suspended is true when the EventJob is suspended: the trigger is handled without a run.
+	suspended bool
 }
 
 // plan is what an EventJob should do now: a pure function of its spec and status, its
@@ -57,6 +56,9 @@ type plan struct {
 	// recovered are downstream Jobs whose upstream Job is not in the watermark: an earlier
 	// attempt created them and then failed to write status.
 	recovered []*batchv1.Job
+	// running are the downstream Jobs that run now: the concurrency policy of the first
+	// trigger's run looks at them (see start).
+	running []*batchv1.Job
 	// invalid is a user error that stops all runs until the spec changes.
 	invalid error
 }
@@ -95,24 +97,74 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 		}
 		return p.triggers[a].job.UID < p.triggers[b].job.UID
 	})
-	// Each run starts in order; runs started in this round count as running for the next.
-	active := jobs.Active(downstream)
 	for i := range p.triggers {
-		tr := &p.triggers[i]
-		if ej.Spec.Suspend {
-			tr.decision, tr.skipReason = jobs.Skip, jobs.SkipSuspended
-			continue
-		}
-		switch tr.decision = jobs.Decide(ej.Spec.ConcurrencyPolicy, len(active)); tr.decision {
-		case jobs.Skip:
-			tr.skipReason = jobs.SkipForbid
-			continue
-		case jobs.ReplaceAndStart:
-			tr.replace, active = active, nil
-		}
-		active = append(active, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: batchv1alpha1.EventJobName(ej.Name, tr.job.UID)}})
+		p.triggers[i].suspended = ej.Spec.Suspend
 	}
+	p.running = jobs.Active(downstream)
 	return p
+}
+
+// actions are the API calls that starting runs makes: the reconciler's reach the API server,
+// the tests' change their stand-in for it.
+type actions interface {
+	// replace deletes a running Job for the run of tr (concurrencyPolicy Replace).
+	replace(ctx context.Context, old *batchv1.Job, tr trigger) error
+	// create creates the Job named name for the run of tr.
+	create(ctx context.Context, tr trigger, name string) (jobs.Creation, error)
+}
+
+// start starts the plan's runs in order, applying the concurrency policy to each with the Jobs
+// that actually run at that point: the running ones, less those a Replace deleted, plus those
+// this round created. A run whose Job could not be created never counts as running, so a later
+// Replace deletes nothing in its name. User errors (a name over budget, a Job of that name
+// that is not ours, a template the API server rejects) skip the run and become the Ready
+// condition; API errors are returned for a retry, which finds the runs already started
+// through their deterministic names.
+func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions) (*result, error) {
+	res := &result{}
+	running := slices.Clone(p.running)
+	for _, tr := range p.triggers {
+		if tr.suspended {
+			res.skipped = append(res.skipped, skipped{trigger: tr, reason: jobs.SkipSuspended})
+			continue
+		}
+		decision := jobs.Decide(ej.Spec.ConcurrencyPolicy, len(running))
+		if decision == jobs.Skip {
+			res.skipped = append(res.skipped, skipped{trigger: tr, reason: jobs.SkipForbid})
+			continue
+		}
+		name := batchv1alpha1.EventJobName(ej.Name, tr.job.UID)
+		if err := batchv1alpha1.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
+			res.fail(tr, batchv1alpha1.ReasonJobNameTooLong, jobs.SkipNameTooLong, err.Error())
+			continue
+		}
+		if decision == jobs.ReplaceAndStart {
+			for _, old := range running {
+				if err := act.replace(ctx, old, tr); err != nil {
+					return nil, err
+				}
+				res.replaced = append(res.replaced, old)
+			}
+			running = nil
+		}
+		c, err := act.create(ctx, tr, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case c.Rejected != nil:
+			res.fail(tr, batchv1alpha1.ReasonJobInvalid, jobs.SkipJobInvalid, fmt.Sprintf(
+				"the run for upstream Job %s did not start: %v", tr.job.Name, c.Rejected))
+		case c.Conflict:
+			res.fail(tr, batchv1alpha1.ReasonJobConflict, jobs.SkipJobConflict, fmt.Sprintf(
+				"Job %s exists and is not controlled by this EventJob; the run for upstream Job %s did not start", name, tr.job.Name))
+		default:
+			res.started = append(res.started, started{trigger: tr, job: c.Job, created: c.Created})
+			if !jobs.OutcomeOf(c.Job).Finished() {
+				running = append(running, c.Job)
+			}
+		}
+	}
+	return res, nil
 }
 
 // startingWatermark returns the stored watermark or, for a new EventJob, one that starts at

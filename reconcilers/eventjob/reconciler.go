@@ -66,7 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := decide(ej, upstream, downstream, now)
-	res, err := r.execute(ctx, ej, &p)
+	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -108,51 +108,23 @@ func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.Event
 	return r.OwnedJobs(ctx, ej, gvk.Kind, expected)
 }
 
-// execute starts the plan's runs in order. AlreadyExists on a Job we control is success: an
-// earlier attempt created it. User errors (a name over budget, a Job of that name that is
-// not ours, a template the API server rejects) skip the run and become the Ready condition;
-// API errors are returned for a retry, and the retry finds the runs already started through
-// their deterministic names.
-func (r *Reconciler) execute(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan) (*result, error) {
-	res := &result{}
-	createdNow := map[string]*batchv1.Job{}
-	for _, tr := range p.triggers {
-		if tr.decision == jobs.Skip {
-			res.skipped = append(res.skipped, skipped{trigger: tr, reason: tr.skipReason})
-			continue
-		}
-		name := batchv1alpha1.EventJobName(ej.Name, tr.job.UID)
-		if err := batchv1alpha1.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
-			res.fail(tr, batchv1alpha1.ReasonJobNameTooLong, jobs.SkipNameTooLong, err.Error())
-			continue
-		}
-		for _, old := range tr.replace {
-			if j, ok := createdNow[old.Name]; ok {
-				old = j
-			}
-			if err := jobs.Delete(ctx, r.Client, old); err != nil {
-				return nil, err
-			}
-			res.replaced = append(res.replaced, old)
-			r.Recorder.Eventf(ej, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
-				"Deleted running Job %s for the run of upstream Job %s (concurrencyPolicy Replace)", old.Name, tr.job.Name)
-		}
-		c, err := r.create(ctx, ej, tr, name)
-		switch {
-		case err != nil:
-			return nil, err
-		case c.Rejected != nil:
-			res.fail(tr, batchv1alpha1.ReasonJobInvalid, jobs.SkipJobInvalid, fmt.Sprintf(
-				"the run for upstream Job %s did not start: %v", tr.job.Name, c.Rejected))
-		case c.Conflict:
-			res.fail(tr, batchv1alpha1.ReasonJobConflict, jobs.SkipJobConflict, fmt.Sprintf(
-				"Job %s exists and is not controlled by this EventJob; the run for upstream Job %s did not start", name, tr.job.Name))
-		default:
-			res.started = append(res.started, started{trigger: tr, job: c.Job, created: c.Created})
-			createdNow[name] = c.Job
-		}
+// apiActions are the actions of a reconcile against the API server.
+type apiActions struct {
+	r  *Reconciler
+	ej *batchv1alpha1.EventJob
+}
+
+func (a apiActions) replace(ctx context.Context, old *batchv1.Job, tr trigger) error {
+	if err := jobs.Delete(ctx, a.r.Client, old); err != nil {
+		return err
 	}
-	return res, nil
+	a.r.Recorder.Eventf(a.ej, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
+		"Deleted running Job %s for the run of upstream Job %s (concurrencyPolicy Replace)", old.Name, tr.job.Name)
+	return nil
+}
+
+func (a apiActions) create(ctx context.Context, tr trigger, name string) (jobs.Creation, error) {
+	return a.r.create(ctx, a.ej, tr, name)
 }
 
 // create creates the downstream Job of a trigger (see jobs.Base.CreateJob).

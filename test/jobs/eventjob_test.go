@@ -237,3 +237,50 @@ func TestEventJobChain(t *testing.T) {
 		t.Errorf("Jobs created: %v", order)
 	}
 }
+
+// Under concurrencyPolicy Replace, when the first of two upstream Jobs handled in one reconcile
+// cannot get its Job (a Job of that name exists and is someone else's), the second run deletes
+// nothing: no run of the EventJob is running. Issue 11, finding 4: the reconciler sent a
+// placeholder for the refused run (no namespace, no UID) to DELETE and reported JobsReplaced
+// for a Job that never existed.
+func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	cj := newCronJob(t, ns, "hello")
+	ej := newEJ(ns, "after-hello", batchv1alpha1.TriggerKindCronJob, "hello")
+	ej.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyReplace
+	if err := env.Client.Create(ctx, ej); err != nil {
+		t.Fatal(err)
+	}
+	created := getEJ(t, ns, ej.Name).CreationTimestamp.Time
+
+	// Both upstream Jobs finish while the manager is down, so one reconcile handles both.
+	first := upstreamJob(t, ns, "hello-1", cj, "CronJob")
+	second := upstreamJob(t, ns, "hello-2", cj, "CronJob")
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.EventJobName(ej.Name, first.UID)}, Spec: jobTemplate().Spec}
+	if err := env.Client.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, ns, first.Name, batchv1.JobComplete, created.Add(time.Second))
+	finishJob(t, ns, second.Name, batchv1.JobComplete, created.Add(2*time.Second))
+	startManager(t, ns, clk, nil)
+
+	secondRun := batchv1alpha1.EventJobName(ej.Name, second.UID)
+	eventually(t, "the second run's Job and status", func() (bool, error) {
+		st := getEJ(t, ns, ej.Name).Status
+		return len(st.Active) == 1 && st.Active[0].Name == secondRun && st.TriggerCount == 1 && st.SkippedCount == 1, nil
+	})
+	time.Sleep(time.Second) // let the event broadcaster flush
+	if n := eventReasons(t, ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
+		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
+	}
+	got := &batchv1.Job{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
+		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
+	}
+	ready := getEJ(t, ns, ej.Name).Status.Conditions
+	if len(ready) != 1 || ready[0].Reason != batchv1alpha1.ReasonJobConflict {
+		t.Errorf("Ready condition %+v, want JobConflict for the first run", ready)
+	}
+}
