@@ -5,6 +5,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
@@ -137,8 +138,15 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 
 // decideCron: every slot in (watermark, now] is either run (at most one: the latest, when it
 // is within the deadline) or counted as missed.
+//
+// While the ScheduledJob is suspended the reconciler does not wake at its slots: the slots
+// that fall due are counted as skipped (Suspended) when it next looks, all at once, and
+// written with one status write. It looks again when the spec changes (resuming is a spec
+// change), a Job changes, or the manager starts; the slots before a resume are counted then,
+// because the status it reads still says Suspended.
 func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
 	var p plan
+	suspended := sj.Spec.Suspend || recordedSuspended(&sj.Status)
 	mark := accountedUntil(&sj.Status)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
 		mark = created
@@ -158,12 +166,12 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
 			switch {
 			case ran[batchv1alpha1.SlotMinute(slot)]:
+			case suspended:
+				p.addMiss(slot, jobs.SkipSuspended)
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)
 			case !timing.WithinDeadline(slot, now, sj.Spec.StartingDeadline()):
 				p.addMiss(slot, jobs.MissDeadline)
-			case sj.Spec.Suspend:
-				p.addMiss(slot, jobs.SkipSuspended)
 			default:
 				p.run = slot
 			}
@@ -186,6 +194,15 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, batchv1alpha1.FormatTime(now))
 		return p
 	}
-	p.requeueAfter = p.next.Sub(now)
+	if !sj.Spec.Suspend {
+		p.requeueAfter = p.next.Sub(now)
+	}
 	return p
+}
+
+// recordedSuspended reports whether the status says the ScheduledJob was suspended when it was
+// last written (its Ready condition's reason).
+func recordedSuspended(st *batchv1alpha1.ScheduledJobStatus) bool {
+	ready := meta.FindStatusCondition(st.Conditions, batchv1alpha1.ConditionReady)
+	return ready != nil && ready.Reason == batchv1alpha1.ReasonSuspended
 }

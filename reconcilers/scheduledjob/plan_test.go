@@ -377,29 +377,40 @@ func TestPrunedJobNeverRunsAgain(t *testing.T) {
 	}
 }
 
+// TestSuspend: while suspended, a cron ScheduledJob is not woken at its slots and writes
+// nothing per slot; the slots that fell due are counted once, when it is next reconciled
+// (here: resumed), and none of them runs. Issue 11, finding 8: it woke, wrote status and
+// emitted RunSkipped at every slot.
 func TestSuspend(t *testing.T) {
 	w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
 	w.sj.Spec.Suspend = true
-	for _, now := range []time.Time{utc("2027-05-01T00:01:00Z"), utc("2027-05-01T00:02:00Z")} {
-		p := w.step(now)
-		if !p.run.IsZero() {
-			t.Fatalf("ran %s while suspended", p.run)
-		}
-		if p.requeueAfter != time.Minute {
-			t.Errorf("requeueAfter = %v while suspended, want 1m (to record the slot)", p.requeueAfter)
-		}
+	p := w.step(utc("2027-05-01T00:00:40Z")) // the spec change that suspended it
+	if !p.run.IsZero() || p.requeueAfter != 0 {
+		t.Fatalf("suspended: run %s, requeueAfter %v; want no run and no wake-up at the slots", p.run, p.requeueAfter)
 	}
 	st := w.sj.Status
-	if st.MissedRuns != 2 || st.NextScheduleTime != nil || st.Conditions[0].Reason != batchv1alpha1.ReasonSuspended {
-		t.Errorf("while suspended: missedRuns %d, next %v, condition %v", st.MissedRuns, st.NextScheduleTime, st.Conditions)
+	if st.MissedRuns != 0 || st.NextScheduleTime != nil || st.Conditions[0].Reason != batchv1alpha1.ReasonSuspended {
+		t.Errorf("suspended: missedRuns %d, next %v, condition %v", st.MissedRuns, st.NextScheduleTime, st.Conditions)
 	}
-	// Resumed 20 seconds after a slot: that slot fell due while suspended and does not run.
+	// Resumed 20 seconds after the 00:05 slot: the five slots that fell due while suspended
+	// are counted, once, and do not run.
 	w.sj.Spec.Suspend = false
-	if p := w.step(utc("2027-05-01T00:02:20Z")); !p.run.IsZero() {
+	p = w.step(utc("2027-05-01T00:05:20Z"))
+	if !p.run.IsZero() {
 		t.Errorf("ran %s, a slot that fell due while suspended", p.run)
 	}
-	if p := w.step(utc("2027-05-01T00:03:00Z")); !p.run.Equal(utc("2027-05-01T00:03:00Z")) {
-		t.Errorf("after resuming: run %s, want 00:03", p.run)
+	if diff := cmp.Diff(map[string]int64{jobs.SkipSuspended: 5}, p.missed); diff != "" {
+		t.Errorf("missed (-want +got):\n%s", diff)
+	}
+	st = w.sj.Status
+	if st.MissedRuns != 5 || !timeOr(st.LastMissedTime).Equal(utc("2027-05-01T00:05:00Z")) || st.Conditions[0].Reason != batchv1alpha1.ReasonScheduled {
+		t.Errorf("resumed: missedRuns %d, lastMissedTime %v, condition %v", st.MissedRuns, st.LastMissedTime, st.Conditions)
+	}
+	if p.requeueAfter != 40*time.Second {
+		t.Errorf("resumed: requeueAfter %v, want 40s (the 00:06 slot)", p.requeueAfter)
+	}
+	if p := w.step(utc("2027-05-01T00:06:00Z")); !p.run.Equal(utc("2027-05-01T00:06:00Z")) {
+		t.Errorf("after resuming: run %s, want 00:06", p.run)
 	}
 }
 

@@ -172,3 +172,63 @@ func TestJobNameConflict(t *testing.T) {
 		t.Errorf("the foreign Job was touched: %v", err)
 	}
 }
+
+// A suspended cron ScheduledJob writes nothing and reports nothing at its slots; when it is
+// resumed, the slots that fell due meanwhile are counted in one status write and one
+// RunSkipped event, and none of them runs. Issue 11, finding 8: it wrote status and emitted
+// RunSkipped at every slot (60 events an hour for "* * * * *").
+func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	sj := newSJ(ns, "paused")
+	sj.Spec.Schedule = "* * * * *"
+	sj.Spec.Suspend = true
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=True Suspended", func() (bool, error) {
+		st := getSJ(t, ns, "paused").Status
+		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonSuspended, nil
+	})
+	clk.JumpTo(clk.Now()) // let the reconcile that wrote it finish
+	before := getSJ(t, ns, "paused")
+
+	// Five slots pass.
+	first := nextMinute(clk.Now(), 0)
+	for i := range 5 {
+		clk.JumpTo(first.Add(time.Duration(i)*time.Minute + time.Second))
+	}
+	clk.JumpTo(clk.Now())
+	time.Sleep(time.Second) // let the event broadcaster flush
+	if got := getSJ(t, ns, "paused"); got.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the ScheduledJob was written while suspended (resourceVersion %s → %s): missedRuns %d",
+			before.ResourceVersion, got.ResourceVersion, got.Status.MissedRuns)
+	}
+	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 0 {
+		t.Errorf("%d RunSkipped events while suspended, want none until it is resumed", n)
+	}
+
+	// Resumed: the slots are counted once.
+	resumed := getSJ(t, ns, "paused")
+	resumed.Spec.Suspend = false
+	if err := env.Client.Update(ctx, resumed); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=True Scheduled", func() (bool, error) {
+		st := getSJ(t, ns, "paused").Status
+		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonScheduled, nil
+	})
+	time.Sleep(time.Second)
+	st := getSJ(t, ns, "paused").Status
+	if st.MissedRuns < 5 || st.LastMissedTime == nil || st.LastMissedTime.Time.Before(first.Add(4*time.Minute)) {
+		t.Errorf("after resuming: missedRuns %d, lastMissedTime %v; want the 5 slots from %s counted", st.MissedRuns, st.LastMissedTime, first)
+	}
+	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 1 {
+		t.Errorf("%d RunSkipped events, want 1 for all the skipped slots", n)
+	}
+	if got := jobsIn(t, ns, nil); len(got) != 0 {
+		t.Errorf("a slot that fell due while suspended ran: %s", got[0].Name)
+	}
+}
