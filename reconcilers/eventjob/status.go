@@ -124,7 +124,7 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 	}
 	wm := advance(p.watermark, res.handled(p), upstream, current)
 	st.Watermark = &wm
-	st.Active = jobs.References(jobs.Active(current))
+	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	readyCondition(ej, st, res, now)
 	return st
 }

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,5 +149,31 @@ func TestRequeueAt(t *testing.T) {
 		if got := RequeueAt(tt.next, now); got != tt.want {
 			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestActiveStatusIsBounded: status.active never lists more than its MaxItems; the oldest
+// running Jobs drop out first and are counted. Issue 11, finding 9: under Allow an
+// every-minute ScheduledJob whose Pods cannot start passed 1024 active Jobs in about 17 hours,
+// and from then on every status write was refused.
+func TestActiveStatusIsBounded(t *testing.T) {
+	base := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	var all []*batchv1.Job
+	for i := range batchv1alpha1.MaxActive + 5 {
+		j := job(fmt.Sprintf("sj-%08d", 29000000+i), "", "")
+		j.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Minute))
+		all = append(all, j)
+	}
+	all = append(all, job("sj-finished", batchv1.JobComplete, "2027-01-01T00:00:00Z"))
+	slices.Reverse(all) // the order of the input does not matter
+	active, overflow := ActiveStatus(all)
+	if len(active) != batchv1alpha1.MaxActive || overflow != 5 {
+		t.Fatalf("%d listed, overflow %d; want %d and 5", len(active), overflow, batchv1alpha1.MaxActive)
+	}
+	if active[0].Name != "sj-29000005" || active[len(active)-1].Name != fmt.Sprintf("sj-%08d", 29000000+batchv1alpha1.MaxActive+4) {
+		t.Errorf("listed %s … %s; want the newest, sorted by name", active[0].Name, active[len(active)-1].Name)
+	}
+	if active, overflow := ActiveStatus(all[:10]); len(active) != 9 || overflow != 0 {
+		t.Errorf("under the bound: %d listed, overflow %d; want all 9 running and 0", len(active), overflow)
 	}
 }

@@ -45,7 +45,7 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
 
 	current := currentJobs(owned, p.replace, out.job)
-	st.Active = jobs.References(jobs.Active(current))
+	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	st.NextScheduleTime = nil
 	if !p.next.IsZero() && !sj.Spec.Suspend {
 		st.NextScheduleTime = &metav1.Time{Time: p.next}

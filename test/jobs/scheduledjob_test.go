@@ -232,3 +232,77 @@ func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
 		t.Errorf("a slot that fell due while suspended ran: %s", got[0].Name)
 	}
 }
+
+// More running Jobs than status.active may list (its MaxItems, 1024): the status still gets
+// written, with the newest listed and the rest counted, and the record of what ran moves on.
+// Issue 11, finding 9: under Allow, an every-minute ScheduledJob whose Pods cannot start passed
+// 1024 active Jobs after about 17 hours; from then on every status write was refused,
+// lastScheduleTime froze and pruning stopped.
+func TestActiveIsBoundedByItsSchema(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	sj := newSJ(ns, "busy")
+	sj.Spec.Schedule = "* * * * *"
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	sj = getSJ(t, ns, "busy")
+	// Jobs of earlier slots (before the ScheduledJob existed, so none counts as a run whose
+	// status write failed) that are still running.
+	const running = batchv1alpha1.MaxActive + 6
+	created := sj.CreationTimestamp.Time.Truncate(time.Minute)
+	errs := make(chan error, running)
+	sem := make(chan struct{}, 8)
+	for i := range running {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			slot := created.Add(-time.Duration(i+1) * time.Minute)
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.ScheduledJobName("busy", slot),
+				Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: "busy"},
+				Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(slot)},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: batchv1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "busy",
+					UID: sj.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+			}, Spec: jobTemplate().Spec}
+			errs <- env.Client.Create(ctx, j)
+		}()
+	}
+	for range running {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, ns, clk, nil)
+	slot := nextMinute(clk.Now(), 0)
+	clk.JumpTo(slot.Add(time.Second))
+	eventually(t, "the slot's run recorded, with active at its bound", func() (bool, error) {
+		st := getSJ(t, ns, "busy").Status
+		return st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(slot) && len(st.Active) == batchv1alpha1.MaxActive, nil
+	})
+	st := getSJ(t, ns, "busy").Status
+	if want := int32(running + 1 - batchv1alpha1.MaxActive); st.ActiveOverflow != want {
+		t.Errorf("activeOverflow %d, want %d", st.ActiveOverflow, want)
+	}
+	listed := map[string]bool{}
+	for _, ref := range st.Active {
+		listed[ref.Name] = true
+	}
+	if newest := batchv1alpha1.ScheduledJobName("busy", slot); !listed[newest] {
+		t.Errorf("the new run's Job %s is not listed in active", newest)
+	}
+	// The ones left out are the oldest: none was created after a listed one.
+	var oldestListed, newestLeftOut time.Time
+	for _, j := range jobsIn(t, ns, nil) {
+		c := j.CreationTimestamp.Time
+		if listed[j.Name] && (oldestListed.IsZero() || c.Before(oldestListed)) {
+			oldestListed = c
+		}
+		if !listed[j.Name] && c.After(newestLeftOut) {
+			newestLeftOut = c
+		}
+	}
+	if newestLeftOut.After(oldestListed) {
+		t.Errorf("a Job created at %s is left out while one created at %s is listed", newestLeftOut, oldestListed)
+	}
+}

@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/almanac-dev/almanac/config/crd"
 )
 
 var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -55,5 +59,24 @@ func TestNames(t *testing.T) {
 	}
 	if err := CheckJobName(EventJobName(owner+"b", "uid"), "EventJob", owner+"b"); err == nil {
 		t.Error("a name one character over the budget passed")
+	}
+}
+
+// TestMaxActiveIsTheSchemaBound: the reconcilers bound status.active by MaxActive, which must
+// be the CRDs' maxItems for the list (a longer list is refused by the API server).
+func TestMaxActiveIsTheSchemaBound(t *testing.T) {
+	for _, file := range []string{"bases/batch.almanac.dev_scheduledjobs.yaml", "bases/batch.almanac.dev_eventjobs.yaml"} {
+		data, err := crd.Bases.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var def apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &def); err != nil {
+			t.Fatal(err)
+		}
+		active := def.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["active"]
+		if active.MaxItems == nil || *active.MaxItems != MaxActive {
+			t.Errorf("%s: status.active maxItems %v, want MaxActive (%d)", file, active.MaxItems, MaxActive)
+		}
 	}
 }

@@ -91,11 +91,18 @@ type ScheduledJobStatus struct {
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
-	// active lists the Jobs of this ScheduledJob that are running.
+	// active lists the Jobs of this ScheduledJob that are running, at most 1024: when more
+	// run, the oldest are left out and counted in activeOverflow.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
 	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// activeOverflow counts the running Jobs that active leaves out because it is full (the
+	// oldest ones). Absent when active lists every running Job.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ActiveOverflow int32 `json:"activeOverflow,omitempty"`
 
 	// missedRuns counts the slots that were due but not run (the controller was down past
 	// the deadline, or the run was skipped).
