@@ -36,6 +36,9 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err e
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {
+	// oneShot is true for a one-shot ScheduledJob: its Job carries
+	// batchv1alpha1.FinalizerOutcome until status records how it ended.
+	oneShot bool
 	// run is the nominal instant of the slot to start a Job for now; zero for none.
 	run time.Time
 	// replace are the running Jobs to delete before starting run (concurrencyPolicy Replace).
@@ -114,7 +117,7 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time)
 // decideOneShot: the one slot runs at its instant, if it can start within the deadline and
 // the ScheduledJob is not suspended then; otherwise it is Missed.
 func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
-	var p plan
+	p := plan{oneShot: true}
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
 		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) && slot.After(mark) {

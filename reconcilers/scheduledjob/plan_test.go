@@ -472,6 +472,35 @@ func TestOneShotFailedAndDeleted(t *testing.T) {
 	}
 }
 
+// TestOneShotOutcomeOfADeletedJob: a one-shot's Job is kept by its finalizer until its
+// outcome is recorded, so a Job that completed and was then deleted (ttlSecondsAfterFinished:
+// 0, or while the manager was down) is read as it ended: Succeeded. A Job deleted before it
+// finished never finishes: Failed. Issue 11, finding 5.
+func TestOneShotOutcomeOfADeletedJob(t *testing.T) {
+	at := utc("2027-05-01T10:00:00Z")
+	for _, tt := range []struct {
+		name     string
+		complete bool
+		want     batchv1alpha1.ScheduledJobPhase
+	}{
+		{"completed, then deleted", true, batchv1alpha1.ScheduledJobPhaseSucceeded},
+		{"deleted while running", false, batchv1alpha1.ScheduledJobPhaseFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+			w.step(at)
+			if tt.complete {
+				complete(w.jobs[0], at.Add(10*time.Second))
+			}
+			w.jobs[0].DeletionTimestamp = &metav1.Time{Time: at.Add(10 * time.Second)}
+			w.step(at.Add(time.Minute))
+			if got := w.sj.Status.Phase; got != tt.want {
+				t.Errorf("phase %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestOneShotMissed(t *testing.T) {
 	at := utc("2027-05-01T10:00:00Z")
 	tests := []struct {

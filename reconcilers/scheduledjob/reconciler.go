@@ -16,10 +16,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs/status,verbs=patch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs/finalizers,verbs=update
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile starts the Job of a due slot, records missed slots, follows the Jobs into status,
@@ -61,10 +61,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	sj := &batchv1alpha1.ScheduledJob{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, sj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// Its Jobs go with it through their ownerReferences; none may wait for it.
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, err
 	}
 	if !sj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // Its Jobs go with it through their ownerReferences.
+		return ctrl.Result{}, r.releaseOrphans(ctx, sj.Namespace, sj.Name)
 	}
 	owned, err := r.ownedJobs(ctx, sj)
 	if err != nil {
@@ -84,6 +88,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	current := currentJobs(owned, p.replace, out.job)
 	r.report(sj, status, &p, out, current)
+	if err := r.releaseRecorded(ctx, sj, status, current); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := jobs.Prune(ctx, r.Client, r.Recorder, sj, &sj.Spec.JobPolicy, current); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -135,6 +142,9 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
 		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(p.run)},
 	})
+	if p.oneShot {
+		job.Finalizers = append(job.Finalizers, batchv1alpha1.FinalizerOutcome)
+	}
 	c, err := r.CreateJob(ctx, sj, job)
 	switch {
 	case err != nil:
@@ -154,6 +164,40 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 	default:
 		return outcome{job: c.Job}, nil
 	}
+}
+
+// releaseRecorded removes batchv1alpha1.FinalizerOutcome from the Jobs whose outcome no longer
+// needs to be read: the one-shot's Job once status (just written) records how it ended, and
+// a Job of an earlier at.
+func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
+	s, err := compile(&sj.Spec)
+	for _, j := range current {
+		slot, ok := slotOf(sj.Name, j)
+		ours := err == nil && s.OneShot() && ok && slot.Equal(s.Due)
+		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
+			continue
+		}
+		if err := jobs.RemoveFinalizer(ctx, r.Client, j, batchv1alpha1.FinalizerOutcome); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseOrphans removes batchv1alpha1.FinalizerOutcome from the Jobs of a ScheduledJob that
+// is gone or being deleted: nothing will record their outcome, and the garbage collector (or a
+// foreground deletion of the ScheduledJob) waits for them.
+func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
+	list, err := r.ListJobs(ctx, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
+	if err != nil {
+		return err
+	}
+	for _, j := range list {
+		if err := jobs.RemoveFinalizer(ctx, r.Client, j, batchv1alpha1.FinalizerOutcome); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // notRun counts plan.run as not run, for a condition reason.

@@ -67,7 +67,7 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventScheduled, jobs.ActionSchedule,
 			"The Job runs at %s", describe(sj, s.Due))
 	case batchv1alpha1.ScheduledJobPhaseSucceeded, batchv1alpha1.ScheduledJobPhaseFailed:
-		if job != nil {
+		if job != nil && jobs.OutcomeOf(job).Finished() {
 			jobs.ReportOutcome(r.Recorder, sj, job)
 			return
 		}

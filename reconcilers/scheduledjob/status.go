@@ -93,7 +93,9 @@ func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus,
 	}
 	switch {
 	case st.LastScheduleTime != nil && !s.Due.After(st.LastScheduleTime.Time):
-		// It ran and its Job is gone: keep the outcome that status recorded.
+		// It ran and its Job is gone: keep the outcome that status recorded. A Job of
+		// almanac's is kept by its finalizer until the outcome is recorded, so this is
+		// Failed only for a Job whose finalizer someone removed before it finished.
 		if terminal(st.Phase) && st.Phase != batchv1alpha1.ScheduledJobPhaseMissed {
 			return st.Phase
 		}
@@ -105,15 +107,20 @@ func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus,
 	}
 }
 
+// jobPhase is the one-shot's phase from its Job. A Job being deleted before it finished never
+// finishes: the one-shot Failed. (Its finalizer keeps a Job that finished until the outcome is
+// recorded, so a Job deleted right after it finished is read as it ended.)
 func jobPhase(j *batchv1.Job) batchv1alpha1.ScheduledJobPhase {
 	switch jobs.OutcomeOf(j).Type {
 	case batchv1.JobComplete:
 		return batchv1alpha1.ScheduledJobPhaseSucceeded
 	case batchv1.JobFailed:
 		return batchv1alpha1.ScheduledJobPhaseFailed
-	default:
-		return batchv1alpha1.ScheduledJobPhaseRunning
 	}
+	if j.DeletionTimestamp != nil {
+		return batchv1alpha1.ScheduledJobPhaseFailed
+	}
+	return batchv1alpha1.ScheduledJobPhaseRunning
 }
 
 func terminal(p batchv1alpha1.ScheduledJobPhase) bool {

@@ -306,3 +306,69 @@ func TestActiveIsBoundedByItsSchema(t *testing.T) {
 		t.Errorf("a Job created at %s is left out while one created at %s is listed", newestLeftOut, oldestListed)
 	}
 }
+
+// A one-shot whose Job completed and was deleted before the reconciler saw the outcome (the
+// manager was down; ttlSecondsAfterFinished: 0 does the same) is Succeeded: the Job's
+// finalizer keeps it until the outcome is recorded. Issue 11, finding 5: it was reported
+// Failed ("deleted before it finished").
+func TestOneShotOutcomeSurvivesTheJobsDeletion(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	m := startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "ttl")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at.Add(time.Second))
+	name := batchv1alpha1.ScheduledJobName("ttl", at)
+	eventually(t, "phase Running", func() (bool, error) {
+		return getSJ(t, ns, "ttl").Status.Phase == batchv1alpha1.ScheduledJobPhaseRunning, nil
+	})
+	m.Stop()
+
+	finishJob(t, ns, name, batchv1.JobComplete, clk.Now())
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, ns, clk, nil)
+	eventually(t, "phase Succeeded, and the Job gone", func() (bool, error) {
+		return getSJ(t, ns, "ttl").Status.Phase == batchv1alpha1.ScheduledJobPhaseSucceeded && len(jobsIn(t, ns, nil)) == 0, nil
+	})
+	time.Sleep(time.Second)
+	if ev := eventReasons(t, ns, "ttl"); ev[jobs.EventJobDeleted] != 0 || ev[jobs.EventJobSucceeded] != 1 {
+		t.Errorf("events %v, want JobSucceeded once and no JobDeleted", ev)
+	}
+}
+
+// The finalizer never outlives the ScheduledJob: when it is deleted, its Jobs are released
+// (the garbage collector deletes them; here the test does).
+func TestOneShotJobIsReleasedWithItsScheduledJob(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "gone")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at.Add(time.Second))
+	name := batchv1alpha1.ScheduledJobName("gone", at)
+	eventually(t, "the one-shot's Job, with the outcome finalizer", func() (bool, error) {
+		got := jobsIn(t, ns, nil)
+		return len(got) == 1 && got[0].Name == name && len(got[0].Finalizers) == 1 && got[0].Finalizers[0] == batchv1alpha1.FinalizerOutcome, nil
+	})
+	if err := env.Client.Delete(ctx, getSJ(t, ns, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Job deleted", func() (bool, error) { return len(jobsIn(t, ns, nil)) == 0, nil })
+}

@@ -36,6 +36,13 @@ const (
 	// AnnotationTriggerTime is when the upstream Job reached that condition, in UTC,
 	// RFC 3339.
 	AnnotationTriggerTime = "batch.almanac.dev/trigger-time"
+
+	// FinalizerOutcome is on the Job of a one-shot ScheduledJob until the ScheduledJob's
+	// status records how the Job ended: a Job deleted as soon as it finished
+	// (ttlSecondsAfterFinished: 0), or while the manager was down, stays until almanac has
+	// read its outcome. almanac removes it as soon as the phase is recorded, and when the
+	// ScheduledJob is deleted.
+	FinalizerOutcome = "batch.almanac.dev/outcome"
 )
 
 // MaxJobNameLength is the longest Job name that works: the Job controller copies the name
