@@ -50,9 +50,9 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 		iv, _ := window.OneShotInterval()
 		v.failOrWarn(field.Invalid(specPath.Child("endTime"), s.Spec.EndTime, fmt.Sprintf(
 			"the window ended at %s, which is not after now (%s): a OneShot Schedule in the past would never be active; "+
-				"set startTime and endTime to a future window, or delete the Schedule", instantText(iv.End, window.Zone()), env.Now.UTC().Format(utcLayout))),
+				"set startTime and endTime to a future window, or delete the Schedule", timing.InstantText(iv.End, window.Zone()), timing.InstantText(env.Now, timing.Zone{}))),
 			fmt.Sprintf("spec.endTime: the OneShot window ended at %s: this Schedule will never be active again; delete it when it is no longer needed",
-				instantText(iv.End, window.Zone())))
+				timing.InstantText(iv.End, window.Zone())))
 		return v.result()
 	}
 	for _, note := range window.DSTNotes(env.Now) {
@@ -87,7 +87,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 			}
 			break
 		}
-		when := intervalText(o.interval, window.Zone())
+		when := timing.IntervalText(o.interval, window.Zone())
 		if forbid {
 			v.failOrWarn(field.Forbidden(specPath, fmt.Sprintf(
 				"the windows overlap those of Schedule %q, and ScheduledPodAutoscaler %q has overlapPolicy Forbid: both are active from %s; "+
@@ -137,7 +137,7 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 		}
 		if a, b, iv, zone, ok := firstOverlapAmong(schedules, env.Now); ok {
 			v.warn(fmt.Sprintf("spec.overlapPolicy: Schedules %q and %q already overlap (both are active from %s); Forbid applies to Schedules created or changed from now on, "+
-				"so change one of them to remove the overlap", a, b, intervalText(iv, zone)))
+				"so change one of them to remove the overlap", a, b, timing.IntervalText(iv, zone)))
 		}
 	}
 	return v.result()
@@ -258,50 +258,6 @@ func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) 
 		}
 	}
 	return "", "", timing.Interval{}, timing.Zone{}, false
-}
-
-const (
-	localLayout = "2006-01-02 15:04"
-	utcLayout   = "2006-01-02 15:04 UTC"
-)
-
-// instantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
-// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC.
-func instantText(t time.Time, zone timing.Zone) string {
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return t.UTC().Format(utcLayout)
-	}
-	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(localLayout), zone.Name, t.UTC().Format(utcLayout))
-}
-
-// secondText is instantText to the second (truncated), for deadlines that are counted in
-// seconds: "2027-01-15 20:10:00 Asia/Tokyo (2027-01-15 11:10:00 UTC)". The zero Zone means
-// UTC.
-func secondText(t time.Time, zone timing.Zone) string {
-	const local, utc = "2006-01-02 15:04:05", "2006-01-02 15:04:05 UTC"
-	t = t.Truncate(time.Second)
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return t.UTC().Format(utc)
-	}
-	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
-}
-
-// intervalText writes an interval in local time and in UTC, the end's date only when it
-// differs from the start's: "2027-03-01 09:00 to 10:00 Asia/Tokyo (2027-03-01 00:00 to 01:00
-// UTC)".
-func intervalText(iv timing.Interval, zone timing.Zone) string {
-	span := func(loc *time.Location) string {
-		s, e := iv.Start.In(loc), iv.End.In(loc)
-		end := e.Format(localLayout)
-		if s.Format(time.DateOnly) == e.Format(time.DateOnly) {
-			end = e.Format("15:04")
-		}
-		return s.Format(localLayout) + " to " + end
-	}
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return span(time.UTC) + " UTC"
-	}
-	return fmt.Sprintf("%s %s (%s UTC)", span(zone.Location), zone.Name, span(time.UTC))
 }
 
 // verdict collects the errors and warnings of one object. With ratchet set, errors passed to

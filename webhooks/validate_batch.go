@@ -15,9 +15,6 @@ import (
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
-// maxTriggerChain bounds how far ValidateEventJob follows EventJob → EventJob triggers.
-const maxTriggerChain = 100
-
 // ValidateScheduledJob checks when the ScheduledJob runs (the time zone, at — a valid wall time
 // whose starting deadline has not passed — or the cron schedule: parsable, fires, no @every or
 // TZ=; exactly one of them), and that the name leaves room for the Jobs' names. It warns
@@ -75,13 +72,13 @@ func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, sched *timing.
 		v.failOrWarn(field.Invalid(p, spec.At, fmt.Sprintf(
 			"the run was due at %s and could start until %s (startingDeadlineSeconds: %d), before now (%s), so the Job would never run: "+
 				"set at to a future wall time in %s, e.g. %q",
-			instantText(due, zone), secondText(timing.LastStart(due, deadlineSeconds), zone), deadlineSeconds, secondText(now, timing.Zone{}),
+			timing.InstantText(due, zone), timing.SecondText(timing.LastStart(due, deadlineSeconds), zone), deadlineSeconds, timing.SecondText(now, timing.Zone{}),
 			zone.Name, timing.HourAfter(now, zone.Location).String())),
 			fmt.Sprintf("spec.at: the run was due at %s and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
-				instantText(due, zone)))
+				timing.InstantText(due, zone)))
 		return
 	case !due.After(now):
-		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", instantText(due, zone), deadlineSeconds))
+		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", timing.InstantText(due, zone), deadlineSeconds))
 	}
 	if note, ok := sched.At.DSTNote(zone, "at", "the Job runs"); ok {
 		v.warn("spec.at: " + note.Message)
@@ -117,14 +114,16 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
 		}
 		if trigger.Kind == batchv1alpha1.TriggerKindEventJob && triggerChanged {
-			cycle, err := triggerCycle(ctx, env.Objects, ej)
+			cycle, err := batchv1alpha1.TriggerCycle(ej, func(name string) (*batchv1alpha1.EventJob, error) {
+				return env.Objects.EventJob(ctx, ej.Namespace, name)
+			})
 			if err != nil {
 				return nil, nil, err
 			}
 			if cycle != nil {
 				errs = append(errs, field.Invalid(namePath, trigger.Name, fmt.Sprintf(
 					"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
-					cycleText(cycle))))
+					batchv1alpha1.CycleText(cycle))))
 			}
 		}
 	}
@@ -142,44 +141,6 @@ func triggerRuns(kind batchv1alpha1.TriggerKind) string {
 		return "reaches the trigger condition"
 	}
 	return "one of its Jobs reaches the trigger condition"
-}
-
-// triggerCycle follows the EventJob → EventJob triggers from ej and returns the names along
-// the cycle, starting and ending with ej's name, or nil when the chain ends elsewhere.
-func triggerCycle(ctx context.Context, objects Lookup, ej *batchv1alpha1.EventJob) ([]string, error) {
-	path := []string{ej.Name}
-	seen := map[string]bool{ej.Name: true}
-	next := ej.Spec.Trigger.Name
-	for range maxTriggerChain {
-		path = append(path, next)
-		if next == ej.Name {
-			return path, nil
-		}
-		if seen[next] {
-			return nil, nil // a cycle further up the chain, which ej does not close
-		}
-		seen[next] = true
-		up, err := objects.EventJob(ctx, ej.Namespace, next)
-		if err != nil {
-			return nil, err
-		}
-		if up == nil || up.DeletionTimestamp != nil || up.Spec.Trigger.Kind != batchv1alpha1.TriggerKindEventJob {
-			return nil, nil
-		}
-		next = up.Spec.Trigger.Name
-	}
-	return nil, nil
-}
-
-// cycleText writes a cycle as `EventJob "a" triggers on EventJob "b", which triggers on
-// EventJob "a"`.
-func cycleText(cycle []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "EventJob %q triggers on EventJob %q", cycle[0], cycle[1])
-	for _, name := range cycle[2:] {
-		fmt.Fprintf(&b, ", which triggers on EventJob %q", name)
-	}
-	return b.String()
 }
 
 // validateJobOwner checks, on create, that the name of a ScheduledJob or EventJob leaves room

@@ -2,6 +2,7 @@ package scaling
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 const ns = "default"
@@ -415,4 +417,94 @@ func TestTheProcessTimeZoneIsIgnored(t *testing.T) {
 	t.Cleanup(func() { time.Local = saved })
 	time.Local = kiritimati
 	diff(t, want, run())
+}
+
+// TestForbidLeavesOutTheLaterOfOverlappingSchedules is the reconciler's safety net behind
+// admission: under overlapPolicy Forbid, Schedules that overlap anyway (admission reads a
+// cache, and two created at the same moment can both pass) are resolved by creation time,
+// then name; the later one is left out of the bounds. Issue 11, finding 3: the autoscaler
+// silently got Max semantics.
+func TestForbidLeavesOutTheLaterOfOverlappingSchedules(t *testing.T) {
+	created := func(s autoscalingv1alpha1.Schedule, at string) autoscalingv1alpha1.Schedule {
+		s.CreationTimestamp = metav1.NewTime(instant(t, at))
+		return s
+	}
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	schedules := []autoscalingv1alpha1.Schedule{
+		created(schedule("b-late", 20, 30, daily("10:00", "12:00", "UTC")), "2027-01-01T00:00:01Z"),
+		created(schedule("a-early", 5, 8, daily("09:00", "11:00", "UTC")), "2027-01-01T00:00:00Z"),
+		created(schedule("c-same-time", 6, 9, daily("10:30", "11:30", "UTC")), "2027-01-01T00:00:01Z"),
+		created(schedule("d-apart", 3, 4, daily("13:00", "14:00", "UTC")), "2027-01-01T00:00:02Z"),
+	}
+	now := instant(t, "2027-03-01T10:30:00Z")
+	d := Compute(spa, schedules, now)
+	if diff := cmp.Diff([]string{"a-early"}, d.Active); diff != "" {
+		t.Errorf("active (-want +got):\n%s", diff)
+	}
+	if d.Bounds != (timing.Bounds{Min: 5, Max: 8}) {
+		t.Errorf("bounds %v, want a-early's 5-8 only", d.Bounds)
+	}
+	var got []string
+	for _, l := range d.LeftOut {
+		got = append(got, l.Name+" overlaps "+l.Kept+" at "+l.Overlap.Start.Format(time.RFC3339))
+	}
+	want := []string{
+		"b-late overlaps a-early at 2027-03-01T10:00:00Z",      // the overlap already under way counts
+		"c-same-time overlaps a-early at 2027-03-01T10:30:00Z", // a tie on creation time goes by name: b-late, then c-same-time
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("left out (-want +got):\n%s", diff)
+	}
+	// The boundaries of left-out Schedules still wake the reconciler.
+	if want := instant(t, "2027-03-01T11:00:00Z"); !d.Next.Equal(want) {
+		t.Errorf("next %s, want %s", d.Next, want)
+	}
+
+	// Under Max the same Schedules combine.
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
+	if d := Compute(spa, schedules, now); len(d.LeftOut) != 0 || d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+		t.Errorf("Max: left out %v, bounds %v; want none and 20-30", d.LeftOut, d.Bounds)
+	}
+
+	// A suspended Schedule is never active, so it keeps nothing out.
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	suspended := slices.Clone(schedules)
+	suspended[1].Spec.Suspend = true
+	if d := Compute(spa, suspended, now); len(d.LeftOut) != 1 || d.LeftOut[0].Name != "c-same-time" || d.LeftOut[0].Kept != "b-late" {
+		t.Errorf("with a-early suspended: left out %+v, want c-same-time (kept: b-late)", d.LeftOut)
+	}
+}
+
+// TestForbidTimelineResolvesAtEachBoundary: preview's timeline resolves Forbid again at every
+// boundary, as the reconciler does when it wakes there: a OneShot that overlaps a Daily
+// Schedule created earlier is left out until the overlap is over.
+func TestForbidTimelineResolvesAtEachBoundary(t *testing.T) {
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	daily := schedule("daily", 5, 0, daily("09:00", "11:00", "UTC"))
+	daily.CreationTimestamp = metav1.NewTime(instant(t, "2027-01-01T00:00:00Z"))
+	launch := schedule("launch", 20, 30, autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeOneShot, StartTime: "2027-03-01T10:00", EndTime: "2027-03-01T12:00", TimeZone: "UTC"})
+	launch.CreationTimestamp = metav1.NewTime(instant(t, "2027-02-01T00:00:00Z"))
+	schedules := []autoscalingv1alpha1.Schedule{daily, launch}
+	var got []string
+	for _, seg := range Timeline(spa, schedules, instant(t, "2027-03-01T08:00:00Z"), instant(t, "2027-03-01T13:00:00Z"), nil) {
+		got = append(got, fmt.Sprintf("%s %d-%d %v", seg.Start.Format("15:04"), seg.Bounds.Min, seg.Bounds.Max, seg.Active))
+	}
+	want := []string{
+		"08:00 2-10 []",
+		"09:00 5-10 [daily]",
+		"11:00 20-30 [launch]", // the overlap (10:00-11:00) is over: launch is no longer left out
+		"12:00 2-10 []",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+	// The reconciler agrees at each instant.
+	if d := Compute(spa, schedules, instant(t, "2027-03-01T10:30:00Z")); d.Bounds != (timing.Bounds{Min: 5, Max: 10}) {
+		t.Errorf("at 10:30: bounds %v, want daily's 5-10", d.Bounds)
+	}
+	if d := Compute(spa, schedules, instant(t, "2027-03-01T11:30:00Z")); d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+		t.Errorf("at 11:30: bounds %v, want launch's 20-30", d.Bounds)
+	}
 }

@@ -64,12 +64,25 @@ type plan struct {
 }
 
 // decide computes the plan for ej at now, from the upstream Jobs (all Jobs the trigger
-// follows, finished or not) and the downstream Jobs (those ej controls).
-func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now time.Time) plan {
+// follows, finished or not), the downstream Jobs (those ej controls) and the cycle of
+// EventJob triggers that ej is on (batchv1alpha1.TriggerCycle; nil for none).
+//
+// An EventJob on a cycle starts no Job, and neither does any other EventJob on it: each
+// finds the same cycle. This is the reconciler's safety net behind admission, which rejects
+// a trigger that closes a cycle but reads a cache, so that EventJobs created or changed at
+// the same moment can close one anyway. The upstream Jobs that finish meanwhile are left
+// unhandled: once the cycle is broken (by changing a trigger of another EventJob on it), they
+// start their runs.
+func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cycle []string, now time.Time) plan {
 	var p plan
 	t := &ej.Spec.Trigger
 	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
 		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
+		return p
+	}
+	if cycle != nil {
+		p.invalid = fmt.Errorf("the trigger closes a cycle: %s; each Job would start the next one, forever, so no EventJob on the cycle starts a Job: "+
+			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(cycle))
 		return p
 	}
 	p.watermark = startingWatermark(ej, now)

@@ -42,6 +42,8 @@ type world struct {
 	foreign map[string]bool
 	clk     *clocktesting.FakeClock
 	n       int
+	// cycle is the cycle of EventJob triggers the EventJob is on (nil: none).
+	cycle []string
 }
 
 func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
@@ -75,7 +77,7 @@ func ptrTrue() *bool { b := true; return &b }
 // were created. The runs start through start, with the world as its actions.
 func (w *world) step(writeStatus bool) plan {
 	w.t.Helper()
-	p := decide(w.ej, w.upstream, w.downstream, w.clk.Now())
+	p := decide(w.ej, w.upstream, w.downstream, w.cycle, w.clk.Now())
 	res, err := start(context.Background(), w.ej, &p, w)
 	if err != nil {
 		w.t.Fatal(err)
@@ -377,6 +379,29 @@ func TestReplaceAfterARefusedCreate(t *testing.T) {
 	w.step(true)
 	if diff := cmp.Diff([]string{batchv1alpha1.EventJobName(w.ej.Name, "up-002"), batchv1alpha1.EventJobName(w.ej.Name, third.UID)}, w.replaced); diff != "" {
 		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+}
+
+// TestCycleStartsNoJob: an EventJob on a cycle of EventJob triggers (which admission can miss
+// when the EventJobs are created at the same moment) starts no Job; its upstream Jobs stay
+// unhandled and start their runs once the cycle is broken. Issue 11, finding 3.
+func TestCycleStartsNoJob(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindEventJob, "b", ""))
+	w.cycle = []string{"ej", "b", "ej"}
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	if p := w.step(true); p.invalid == nil || len(w.created) != 0 {
+		t.Fatalf("on a cycle: invalid %v, runs %v; want an error and no run", p.invalid, w.created)
+	}
+	c := w.ej.Status.Conditions[0]
+	want := `the trigger closes a cycle: EventJob "ej" triggers on EventJob "b", which triggers on EventJob "ej"; each Job would start the next one, forever, ` +
+		`so no EventJob on the cycle starts a Job: trigger one of them on an object outside the cycle`
+	if c.Status != metav1.ConditionFalse || c.Reason != batchv1alpha1.ReasonInvalidTrigger || c.Message != want {
+		t.Errorf("Ready condition %+v", c)
+	}
+	w.cycle = nil // b's trigger changed
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1"}, w.created); diff != "" {
+		t.Errorf("runs after the cycle was broken (-want +got):\n%s", diff)
 	}
 }
 

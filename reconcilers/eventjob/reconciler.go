@@ -64,8 +64,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	cycle, err := batchv1alpha1.TriggerCycle(ej, func(name string) (*batchv1alpha1.EventJob, error) {
+		// Around the cache: a cycle closed a moment ago must stop the next run.
+		up := &batchv1alpha1.EventJob{}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ej.Namespace, Name: name}, up); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("failed to get EventJob %s/%s: %w", ej.Namespace, name, err)
+		}
+		return up, nil
+	})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.Clock.Now()
-	p := decide(ej, upstream, downstream, now)
+	p := decide(ej, upstream, downstream, cycle, now)
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
 	if err != nil {
 		return ctrl.Result{}, err

@@ -28,6 +28,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.followers),
 			builder.WithPredicates(predicate.NewPredicateFuncs(finished))).
+		// A change of an EventJob's trigger can close or break a cycle that its followers
+		// are on.
+		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(r.Options).
 		Complete(r)
 }
@@ -45,10 +49,20 @@ func (r *Reconciler) followers(ctx context.Context, obj client.Object) []reconci
 	if key := batchv1alpha1.ControllerKeyOf(obj); key != "" {
 		keys = append(keys, key)
 	}
+	return r.followersOf(ctx, obj.GetNamespace(), keys)
+}
+
+// followersOfEventJob maps an EventJob to the EventJobs in its namespace that trigger on it.
+func (r *Reconciler) followersOfEventJob(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.followersOf(ctx, obj.GetNamespace(), []string{batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, obj.GetName())})
+}
+
+// followersOf returns the EventJobs in namespace whose trigger's UpstreamKey is one of keys.
+func (r *Reconciler) followersOf(ctx context.Context, namespace string, keys []string) []reconcile.Request {
 	var out []reconcile.Request
 	for _, key := range keys {
 		list := &batchv1alpha1.EventJobList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{batchv1alpha1.EventJobTriggerField: key}); err != nil {
+		if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.EventJobTriggerField: key}); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list the EventJobs that follow a Job", "key", key)
 			continue
 		}

@@ -11,23 +11,31 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -51,10 +59,12 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules/status,verbs=get;patch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile writes the Schedule's status for now and asks to be called again at its next
-// boundary.
+// boundary (under overlapPolicy Forbid, at the next boundary of any Schedule of its
+// autoscaler: whether it is left out can change there).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	s := &autoscalingv1alpha1.Schedule{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, s); err != nil {
@@ -65,10 +75,75 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	st, next := Status(s, now)
+	forbid, err := r.forbid(ctx, s, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	next = LeftOut(&st, s, forbid, now, next)
 	if err := r.writeStatus(ctx, s, st); err != nil {
 		return ctrl.Result{}, err
 	}
 	return jobs.RequeueAt(next, r.Clock.Now()), nil
+}
+
+// forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy
+// Forbid (nil otherwise), from the cache.
+func (r *Reconciler) forbid(ctx context.Context, s *autoscalingv1alpha1.Schedule, now time.Time) (*scaling.Desired, error) {
+	spa, err := r.forbidding(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name)
+	if spa == nil || err != nil {
+		return nil, err
+	}
+	siblings := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, siblings, client.InNamespace(s.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
+		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", s.Namespace, spa.Name, err)
+	}
+	d := scaling.Compute(spa, siblings.Items, now)
+	return &d, nil
+}
+
+// forbidding returns the autoscaler name in namespace when it exists and has overlapPolicy
+// Forbid, from the cache; nil otherwise.
+func (r *Reconciler) forbidding(ctx context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, spa); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get ScheduledPodAutoscaler %s/%s: %w", namespace, name, err)
+	}
+	if spa.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid {
+		return nil, nil
+	}
+	return spa, nil
+}
+
+// LeftOut sets, in st, the ForbiddenOverlap condition of a Schedule that its autoscaler's
+// overlapPolicy Forbid leaves out of the bounds (forbid is that autoscaler's desired state,
+// nil when its policy is not Forbid), or removes it, and returns when to look again: next,
+// or the autoscaler's next transition when that comes first. It is a pure function.
+func LeftOut(st *autoscalingv1alpha1.ScheduleStatus, s *autoscalingv1alpha1.Schedule, forbid *scaling.Desired, now, next time.Time) time.Time {
+	if forbid == nil {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+		return next
+	}
+	i := slices.IndexFunc(forbid.LeftOut, func(l scaling.LeftOut) bool { return l.Name == s.Name })
+	if i < 0 {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	} else {
+		l := forbid.LeftOut[i]
+		conditions.Set(&st.Conditions, metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionForbiddenOverlap,
+			Status: metav1.ConditionTrue,
+			Reason: autoscalingv1alpha1.ReasonLeftOut,
+			Message: fmt.Sprintf("ScheduledPodAutoscaler %q has overlapPolicy Forbid and this Schedule's windows overlap those of Schedule %q, created earlier, from %s: "+
+				"it is left out of the autoscaler's bounds until the overlap is over; move or shorten one of the windows, delete one of the Schedules, or set overlapPolicy to Max",
+				s.Spec.ScaleTargetRef.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)),
+		}, s.Generation, now)
+	}
+	if !forbid.Next.IsZero() && (next.IsZero() || forbid.Next.Before(next)) {
+		return forbid.Next
+	}
+	return next
 }
 
 // Status returns the status of s at now and the instant at which it next changes (zero if
@@ -124,6 +199,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 	if invalid && (old == nil || old.Message != valid.Message) {
 		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, valid.Reason, "Evaluate", "%s", valid.Message)
 	}
+	if c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
+		if o := meta.FindStatusCondition(s.Status.Conditions, c.Type); o == nil || o.Message != c.Message {
+			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, autoscalingv1alpha1.ConditionForbiddenOverlap, "Evaluate", "%s", c.Message)
+		}
+	}
 	return nil
 }
 
@@ -154,7 +234,60 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Under overlapPolicy Forbid, whether a Schedule is left out depends on its siblings
+		// and on the policy: a change of either looks at the Schedules again.
+		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(r.siblingsUnderForbid),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
+			builder.WithPredicates(policyChanged())).
 		WithOptions(opts).
 		Named("schedule").
 		Complete(r)
+}
+
+// siblingsUnderForbid maps a Schedule to the other Schedules of its autoscaler, when that has
+// overlapPolicy Forbid.
+func (r *Reconciler) siblingsUnderForbid(ctx context.Context, obj client.Object) []reconcile.Request {
+	s, ok := obj.(*autoscalingv1alpha1.Schedule)
+	if !ok {
+		return nil
+	}
+	if spa, err := r.forbidding(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name); spa == nil || err != nil {
+		return nil
+	}
+	out := r.schedules(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name)
+	return slices.DeleteFunc(out, func(req reconcile.Request) bool { return req.Name == s.Name })
+}
+
+// schedulesOf maps an autoscaler to its Schedules.
+func (r *Reconciler) schedulesOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.schedules(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+func (r *Reconciler) schedules(ctx context.Context, namespace, autoscaler string) []reconcile.Request {
+	list := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: autoscaler}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Schedules of an autoscaler", "ScheduledPodAutoscaler", klog.KRef(namespace, autoscaler))
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, s := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return out
+}
+
+// policyChanged lets through autoscalers that are created or deleted with overlapPolicy
+// Forbid, and updates that change the policy.
+func policyChanged() predicate.Funcs {
+	forbid := func(obj client.Object) bool {
+		spa, ok := obj.(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+		return ok && spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return forbid(e.Object) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return forbid(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return forbid(e.ObjectOld) != forbid(e.ObjectNew) },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

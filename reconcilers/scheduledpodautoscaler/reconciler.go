@@ -50,6 +50,9 @@ const (
 	EventScheduleEnded = "ScheduleEnded"
 	// EventBoundsApplied: new bounds were written to the HorizontalPodAutoscaler.
 	EventBoundsApplied = autoscalingv1alpha1.ReasonBoundsApplied
+	// EventForbiddenOverlap (Warning): under overlapPolicy Forbid, Schedules overlap and the
+	// later ones are left out of the bounds (the ForbiddenOverlap condition).
+	EventForbiddenOverlap = autoscalingv1alpha1.ConditionForbiddenOverlap
 )
 
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
@@ -205,6 +208,11 @@ func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 		}
 		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventBoundsApplied, "ApplyBounds",
 			"HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (was %s; %s)", spa.Name, d.Bounds.Min, d.Bounds.Max, was, source(d))
+	}
+	if c := findCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
+		if o := findCondition(old.Conditions, c.Type); o == nil || o.Message != c.Message {
+			r.Recorder.Eventf(spa, nil, corev1.EventTypeWarning, EventForbiddenOverlap, "Reconcile", "%s", c.Message)
+		}
 	}
 	for _, c := range st.Conditions {
 		if c.Status == metav1.ConditionTrue {

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
@@ -41,8 +43,35 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desir
 	}
 	conditions.Set(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
 	conditions.Set(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
+	if len(d.LeftOut) > 0 {
+		conditions.Set(&st.Conditions, forbiddenOverlapCondition(d.LeftOut), spa.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	}
 	return st
 }
+
+// forbiddenOverlapCondition names the Schedules that overlapPolicy Forbid leaves out.
+func forbiddenOverlapCondition(leftOut []scaling.LeftOut) metav1.Condition {
+	parts := make([]string, 0, len(leftOut))
+	for _, l := range leftOut {
+		parts = append(parts, fmt.Sprintf("Schedule %q is left out of the bounds: its windows overlap those of Schedule %q, created earlier, from %s",
+			l.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
+	}
+	msg := "overlapPolicy is Forbid, but Schedules overlap. " + strings.Join(parts, ". ") +
+		". Move or shorten one of the windows, delete one of the Schedules, or set overlapPolicy to Max"
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-len(truncatedForbid)] + truncatedForbid
+	}
+	return metav1.Condition{
+		Type:    autoscalingv1alpha1.ConditionForbiddenOverlap,
+		Status:  metav1.ConditionTrue,
+		Reason:  autoscalingv1alpha1.ReasonSchedulesLeftOut,
+		Message: msg,
+	}
+}
+
+const truncatedForbid = " … (truncated; see the Schedules' ForbiddenOverlap conditions)"
 
 // readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
 func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState) metav1.Condition {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -282,5 +283,49 @@ func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
 	ready := getEJ(t, ns, ej.Name).Status.Conditions
 	if len(ready) != 1 || ready[0].Reason != batchv1alpha1.ReasonJobConflict {
 		t.Errorf("Ready condition %+v, want JobConflict for the first run", ready)
+	}
+}
+
+// EventJobs whose triggers close a cycle (A on B, B on A: admission rejects the second one,
+// but reads a cache, so two created at the same moment can both pass; this test has no
+// webhooks at all) start no Job, even when a Job of one of them finishes, and say why.
+// Issue 11, finding 3.
+func TestEventJobCycleStartsNoJob(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	a := newEJ(ns, "a", batchv1alpha1.TriggerKindEventJob, "b")
+	b := newEJ(ns, "b", batchv1alpha1.TriggerKindEventJob, "a")
+	for _, ej := range []*batchv1alpha1.EventJob{a, b} {
+		if err := env.Client.Create(ctx, ej); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, ns, clk, nil)
+	// A Job of B (from before the cycle closed) finishes: A would start a Job, whose end would
+	// start one of B, and so on.
+	up := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b-leftover", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: batchv1alpha1.GroupVersion.String(), Kind: "EventJob", Name: "b", UID: getEJ(t, ns, "b").UID, Controller: ptr.To(true)}}},
+		Spec: jobTemplate().Spec}
+	if err := env.Client.Create(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	for _, name := range []string{"a", "b"} {
+		eventually(t, "EventJob "+name+": Ready=False InvalidTrigger naming the cycle", func() (bool, error) {
+			for _, c := range getEJ(t, ns, name).Status.Conditions {
+				if c.Type == batchv1alpha1.ConditionReady && c.Reason == batchv1alpha1.ReasonInvalidTrigger && strings.Contains(c.Message, "closes a cycle") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	time.Sleep(time.Second)
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "a"}); len(got) != 0 {
+		t.Errorf("EventJob a started Job %s along the cycle", got[0].Name)
+	}
+	if n := eventReasons(t, ns, "a")[batchv1alpha1.ReasonInvalidTrigger]; n == 0 {
+		t.Errorf("no InvalidTrigger event on EventJob a")
 	}
 }

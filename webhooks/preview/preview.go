@@ -290,10 +290,15 @@ func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscali
 		}
 		a.Schedules = append(a.Schedules, s)
 	}
-	if a.Suspended {
-		named = nil // a suspended autoscaler is held at its baseline
+	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
+	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
+	a.Segments = scaling.Timeline(spa, all, rng.From, rng.To, nil)
+	if !a.Suspended {
+		for _, l := range scaling.Compute(spa, all, rng.From).LeftOut {
+			warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds while its windows overlap those of Schedule %q, created earlier, "+
+				"from %s (overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
+		}
 	}
-	a.Segments = timing.Timeline(a.Baseline, named, rng.From, rng.To)
 	return a, warnings
 }
 
