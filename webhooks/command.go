@@ -46,6 +46,7 @@ type validateOptions struct {
 	output           string
 	warningsAsErrors bool
 	showDefaulted    bool
+	asUpdate         bool
 }
 
 // NewValidateCommand returns `almanac validate`: the admission webhooks' defaulting and
@@ -62,11 +63,18 @@ Overlaps between Schedules and cycles between EventJobs are checked across the w
 the order kubectl apply would create the objects. Objects of other kinds are skipped (and count
 as existing triggers). Objects without a namespace are in "default".
 
+By default every object is a CREATE. With --as-update, every object is an UPDATE of itself as
+already stored: the input applied again, unchanged, to a cluster that holds it (what a GitOps
+pipeline does on every sync). The API server then ratchets: problems of fields that did not
+change, such as a OneShot window or an at that has passed since the object was created, are
+warnings, so that such a manifest can be re-applied until it is removed.
+
 Exit status: 0 when every object is admitted, 1 when an object is rejected (or has warnings,
 with --warnings-as-errors), 2 for usage errors, unreadable files and malformed YAML.`,
 		Example: `  almanac validate -f deploy/ -R
   kustomize build overlays/prod | almanac validate -f - -o junit > almanac-report.xml
-  almanac validate -f schedule.yaml --show-defaulted`,
+  almanac validate -f schedule.yaml --show-defaulted
+  almanac validate -f deploy/ -R --as-update    # the manifests are in the cluster already`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runValidate(cmd, opts)
@@ -79,6 +87,7 @@ with --warnings-as-errors), 2 for usage errors, unreadable files and malformed Y
 	f.StringVarP(&opts.output, "output", "o", "text", "Report format: text, json or junit.")
 	f.BoolVar(&opts.warningsAsErrors, "warnings-as-errors", false, "Exit 1 when any object has a warning.")
 	f.BoolVar(&opts.showDefaulted, "show-defaulted", false, "Print the objects as they would be stored (YAML) to standard output; the report goes to standard error.")
+	f.BoolVar(&opts.asUpdate, "as-update", false, "Validate each object as an UPDATE of itself as already stored (an unchanged re-apply), not as a CREATE: problems of unchanged fields are warnings.")
 	return cmd
 }
 
@@ -106,7 +115,11 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	report, err := Validate(cmd.Context(), docs, now)
+	validate := Validate
+	if opts.asUpdate {
+		validate = ValidateUpdate
+	}
+	report, err := validate(cmd.Context(), docs, now)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}

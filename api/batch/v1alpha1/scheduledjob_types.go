@@ -43,17 +43,19 @@ type ScheduledJobSpec struct {
 	// @daily, @midnight, @hourly. Each wall-clock slot runs at most once: a slot skipped by
 	// a daylight-saving change runs at the instant the clocks jumped, a repeated slot runs
 	// once. @every and TZ= prefixes are rejected (use timeZone). A timestamp given here is
-	// moved to at by admission. Exactly one of at and schedule.
+	// moved to at by admission. Exactly one of at and schedule; an empty schedule (and no
+	// at) is rejected.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule,omitempty"`
 
 	// timeZone is the IANA time zone name in which at and schedule are read, e.g.
 	// "Europe/Berlin". Default UTC. Admission stores the canonical spelling and turns
-	// whole-hour offsets into Etc zones ("+09:00" → "Etc/GMT-9").
+	// whole-hour offsets into Etc zones ("+09:00" → "Etc/GMT-9"). An empty string is
+	// rejected: omit the field for UTC.
 	// +optional
 	// +kubebuilder:default=UTC
-	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self != ''",message="timeZone is empty: omit the field for UTC, or write an IANA time zone name such as \"Europe/Berlin\""
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone string `json:"timeZone,omitempty"`
 
