@@ -251,7 +251,7 @@ func TestActiveIsBoundedByItsSchema(t *testing.T) {
 	// Jobs of earlier slots (before the ScheduledJob existed, so none counts as a run whose
 	// status write failed) that are still running.
 	const running = batchv1alpha1.MaxActive + 6
-	created := sj.CreationTimestamp.Time.Truncate(time.Minute)
+	created := sj.CreationTimestamp.Truncate(time.Minute)
 	errs := make(chan error, running)
 	sem := make(chan struct{}, 8)
 	for i := range running {

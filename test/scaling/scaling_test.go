@@ -611,8 +611,10 @@ func TestForbidIsBackedByTheReconciler(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != autoscalingv1alpha1.ReasonLeftOut || !strings.Contains(c.Message, `Schedule "first", created earlier`) {
 			return fmt.Errorf("Schedule later: ForbiddenOverlap = %+v", c)
 		}
-		if c, err = condition(gotFirst, &gotFirst.Status.Conditions); err != nil || c != nil {
-			return fmt.Errorf("Schedule first: ForbiddenOverlap = %+v (%v), want none: it is kept", c, err)
+		if c, err = condition(gotFirst, &gotFirst.Status.Conditions); err != nil {
+			return err
+		} else if c != nil {
+			return fmt.Errorf("Schedule first: ForbiddenOverlap = %+v, want none: it is kept", c)
 		}
 		for _, name := range []string{"web", "later"} {
 			if reasons := eventReasons(t, ns, name); !slices.Contains(reasons, autoscalingv1alpha1.ConditionForbiddenOverlap) {
@@ -632,8 +634,12 @@ func TestForbidIsBackedByTheReconciler(t *testing.T) {
 			o     client.Object
 			conds *[]metav1.Condition
 		}{{gotSPA, &gotSPA.Status.Conditions}, {gotLater, &gotLater.Status.Conditions}} {
-			if c, err := condition(obj.o, obj.conds); err != nil || c != nil {
-				return fmt.Errorf("%s: ForbiddenOverlap = %+v (%v), want none", obj.o.GetName(), c, err)
+			c, err := condition(obj.o, obj.conds)
+			if err != nil {
+				return err
+			}
+			if c != nil {
+				return fmt.Errorf("%s: ForbiddenOverlap = %+v, want none", obj.o.GetName(), c)
 			}
 		}
 		return nil

@@ -87,4 +87,3 @@ func instantOf(t *testing.T, wall, zone string) time.Time {
 	}
 	return l.In(z.Location)
 }
-
