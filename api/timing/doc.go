@@ -1,5 +1,5 @@
 // Package timing is the one implementation of almanac's time semantics
-// (docs: shared/time-semantics.md). The webhooks, the reconcilers and the CLI all import it, so
+// (docs/time-semantics.md). The webhooks, the reconcilers and the CLI all import it, so
 // that validation, scaling, Jobs and previews give the same answer for the same input.
 //
 // Everything here is a pure function of its arguments: the current time is always a
