@@ -148,7 +148,8 @@ func TestJobMetrics(t *testing.T) {
 		t.Errorf("almanac_job_runs_missed_total{reason=DeadlinePassed} grew by %v, want 1", d)
 	}
 
-	// Suspended: the due slot is skipped with reason Suspended.
+	// Suspended: the due slot is skipped with reason Suspended, counted when the ScheduledJob
+	// is resumed (a suspended one is not woken at its slots).
 	sj3 := newSJ(ns, "suspended")
 	sj3.Spec.Schedule = "* * * * *"
 	sj3.Spec.Suspend = true
@@ -162,6 +163,11 @@ func TestJobMetrics(t *testing.T) {
 	missedBefore = getSJ(t, ns, sj3.Name).Status.MissedRuns
 	suspended := delta(t, "almanac_job_runs_skipped_total", reason(jobs.KindScheduledJob, jobs.SkipSuspended), func() {
 		clk.JumpTo(nextMinute(clk.Now(), 0).Add(time.Second))
+		resumed := getSJ(t, ns, sj3.Name)
+		resumed.Spec.Suspend = false
+		if err := env.Client.Update(ctx, resumed); err != nil {
+			t.Fatal(err)
+		}
 		eventually(t, "the suspended slot in status", func() (bool, error) {
 			return getSJ(t, ns, sj3.Name).Status.MissedRuns == missedBefore+1, nil
 		})
