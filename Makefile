@@ -107,7 +107,8 @@ helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.
 
 .PHONY: demo
 demo: envtest build ## Run almanac on a local kube-apiserver with the examples, until Ctrl-C.
-	bin/almanac dev
+	go build -o bin/almanac-demo ./hack/demo
+	bin/almanac-demo
 
 ##@ Lint
 

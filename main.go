@@ -24,7 +24,6 @@ import (
 
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
-	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/preview"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
@@ -52,7 +51,6 @@ func main() {
 	root.AddCommand(preview.NewCommand())
 	root.AddCommand(webhooks.NewValidateCommand())
 	root.AddCommand(check.NewCommand())
-	root.AddCommand(devenv.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder
@@ -86,7 +84,11 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the reconcilers and admission webhooks (what the Helm chart deploys)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			logger := zap.New(zap.UseFlagOptions(&zapOpts))
+			ctrl.SetLogger(logger)
+			// client-go and the API machinery log through klog: send that to the same logger,
+			// so there is one format and one set of flags (zap's).
+			klog.SetLogger(logger)
 			return runManager(cmd, opts)
 		},
 	}
@@ -101,7 +103,6 @@ func newManagerCommand() *cobra.Command {
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
-	klog.InitFlags(goFlags)
 	f.AddGoFlagSet(goFlags)
 	return cmd
 }
