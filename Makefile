@@ -30,6 +30,20 @@ FUZZTIME ?= 5s
 
 GO_TEST_FLAGS ?= -count=1
 
+# The container image (`make image`, `make image-push`): what the chart's default
+# image.repository and tag name, and what a release publishes.
+VERSION           ?= $(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' charts/almanac/Chart.yaml)
+IMAGE_REGISTRY    ?= ghcr.io/almanac-dev
+IMAGE_REPOSITORY  ?= $(IMAGE_REGISTRY)/almanac
+IMAGE_PLATFORMS   ?= linux/amd64,linux/arm64
+IMAGE_ARCHIVE     ?= dist/almanac-image.tar
+# The revision label (a commit, "-dirty" when tracked files differ from it) and every
+# timestamp in the image (the commit's time): the same source gives the same digest.
+REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_FLAGS        = --root ../.. --repository $(IMAGE_REPOSITORY) --version $(VERSION) --revision $(REVISION) \
+                     --created $(SOURCE_DATE_EPOCH) --platforms $(IMAGE_PLATFORMS)
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -39,6 +53,14 @@ help: ## Show this help.
 .PHONY: build
 build: ## Build the almanac binary into bin/almanac.
 	go build -o bin/almanac .
+
+.PHONY: image
+image: ## Build the container image with ko (no Docker) into IMAGE_ARCHIVE, an OCI archive.
+	cd hack/image && go run . $(IMAGE_FLAGS) --oci-archive $(abspath $(IMAGE_ARCHIVE))
+
+.PHONY: image-push
+image-push: ## Build the image and push it to IMAGE_REPOSITORY:VERSION (set IMAGE_REGISTRY).
+	cd hack/image && go run . $(IMAGE_FLAGS) --push
 
 ##@ Generate
 

@@ -40,13 +40,25 @@ type exitCoder interface {
 	ExitCode() int
 }
 
+// version and revision name the build; the image build (`make image`, hack/image) sets them
+// with -ldflags -X. `almanac --version` prints them.
+var (
+	version  = "devel"
+	revision = ""
+)
+
 func main() {
 	root := &cobra.Command{
 		Use:           "almanac",
 		Short:         "Time-aware scaling and Jobs for Kubernetes",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	if revision != "" {
+		root.Version += " (revision " + revision + ")"
+	}
+	root.SetVersionTemplate("almanac {{.Version}}\n")
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(preview.NewCommand())
 	root.AddCommand(webhooks.NewValidateCommand())
