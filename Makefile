@@ -121,8 +121,8 @@ chart-lint: $(HELM) ## Lint the chart in each certificate mode.
 	$(HELM) lint charts/almanac --set certificates.mode=external,certificates.external.secretName=tls --set-file certificates.external.caBundle=test/install/testdata/external-ca.crt
 
 .PHONY: chart-test
-chart-test: envtest $(HELM) ## Run the chart, certificate and `almanac check` tests.
-	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install
+chart-test: envtest $(HELM) ## Run the chart, certificate, RBAC and `almanac check` tests.
+	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install ./test/rbac
 
 .PHONY: helm
 helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.

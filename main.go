@@ -85,7 +85,11 @@ type managerOptions struct {
 	leaderElect    bool
 	leaderElectNS  string
 	enableHTTP2    bool
-	certs          certs.Options
+	// permissionCheck: the validating webhooks refuse a ScheduledJob or EventJob whose writer
+	// may not create Jobs, and a ScheduledPodAutoscaler whose writer may not create and patch
+	// HorizontalPodAutoscalers, in its namespace (docs/security.md).
+	permissionCheck bool
+	certs           certs.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -112,6 +116,7 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
+	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -158,7 +163,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		return fmt.Errorf("failed to set up the webhook certificates: %w", err)
 	}
 	clk := clock.RealClock{}
-	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
+	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
 	if err := scheduledjob.New(mgr, clk).SetupWithManager(mgr); err != nil {

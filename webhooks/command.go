@@ -126,6 +126,10 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 		err = enc.Encode(report)
 	case "junit":
 		err = writeJUnit(out, report, opts.warningsAsErrors)
+		// The XML has no place for a note on the whole run; standard error shows in CI logs.
+		for _, note := range report.Notes {
+			_, _ = fmt.Fprintln(cmd.ErrOrStderr(), "note: "+note)
+		}
 	default:
 		err = writeText(out, report)
 	}
@@ -161,6 +165,9 @@ func writeText(w io.Writer, report *Report) error {
 		for _, warning := range r.Warnings {
 			fmt.Fprintf(&b, "  warning: %s\n", warning)
 		}
+	}
+	for _, note := range report.Notes {
+		fmt.Fprintf(&b, "note: %s\n", note)
 	}
 	s := report.Summary
 	fmt.Fprintf(&b, "%d objects: %d admitted, %d rejected, %d warnings; %d skipped (not almanac kinds)\n",

@@ -58,6 +58,8 @@ type Summary struct {
 type Report struct {
 	Results []Result `json:"results"`
 	Summary Summary  `json:"summary"`
+	// Notes are said once for the whole input: what the offline run could not check.
+	Notes []string `json:"notes"`
 	// Skipped are the input objects that are not almanac's, which the API server would hand
 	// to other handlers.
 	Skipped []manifest.Document `json:"-"`
@@ -80,7 +82,7 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the embedded CustomResourceDefinitions: %w", err)
 	}
-	report := &Report{Results: []Result{}}
+	report := &Report{Results: []Result{}, Notes: []string{}}
 	lookup := newInputLookup()
 	var results []*Result
 
@@ -174,6 +176,9 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 	}
 
 	for _, res := range results {
+		if gv, err := schema.ParseGroupVersion(res.APIVersion); err == nil && checksPermissions(gv.WithKind(res.Kind).GroupKind()) && len(report.Notes) == 0 {
+			report.Notes = append(report.Notes, PermissionsNotChecked)
+		}
 		res.Allowed = len(res.Errors) == 0
 		res.Warnings = dedupe(res.Warnings)
 		report.Summary.Objects++

@@ -448,6 +448,7 @@ func TestValidateCommandJSON(t *testing.T) {
 				}}, "warnings": []any{}},
 		},
 		"summary": map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+		"notes":   []any{PermissionsNotChecked},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -507,5 +508,42 @@ spec:
 	}
 	if !strings.Contains(stderr, "-#0: Schedule prod/ok: admitted") {
 		t.Errorf("the report is not on stderr:\n%s", stderr)
+	}
+}
+
+// TestValidateSaysPermissionsAreNotChecked: offline there is no user to ask about, and the
+// report says so once (not per object, and not as a failure), only when the input has an
+// object that the webhook's permission check covers.
+func TestValidateSaysPermissionsAreNotChecked(t *testing.T) {
+	const note = "note: " + PermissionsNotChecked + "\n"
+	examples := filepath.Join("..", "examples")
+	stdout, stderr, code := runCommand(t, "", "-f", examples, nowFlag)
+	if code != ExitAdmitted {
+		t.Fatalf("exit status %d, want %d\n%s%s", code, ExitAdmitted, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "note: "); n != 1 || !strings.Contains(stdout, note) {
+		t.Errorf("the text report has %d notes, want the permission note once:\n%s", n, stdout)
+	}
+	if i := strings.Index(stdout, note); i < 0 || !strings.HasPrefix(stdout[i+len(note):], "8 objects: 8 admitted") {
+		t.Errorf("the note is not right before the summary:\n%s", stdout)
+	}
+
+	// Schedules alone: nothing for the permission check, no note.
+	stdout, _, _ = runCommand(t, validSchedule, "-f", "-", nowFlag)
+	if strings.Contains(stdout, "note: ") {
+		t.Errorf("a Schedule alone got a note:\n%s", stdout)
+	}
+
+	// JUnit: the XML stays valid; the note goes to standard error, once.
+	stdout, stderr, code = runCommand(t, "", "-f", examples, nowFlag, "-o", "junit")
+	if code != ExitAdmitted {
+		t.Errorf("junit: exit status %d, want %d", code, ExitAdmitted)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal([]byte(stdout), &suites); err != nil || suites.Failures != 0 {
+		t.Errorf("junit: %v, %d failures\n%s", err, suites.Failures, stdout)
+	}
+	if stderr != note {
+		t.Errorf("junit: stderr %q, want the note once", stderr)
 	}
 }
