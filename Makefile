@@ -90,11 +90,24 @@ envtest: ## Build kube-apiserver and etcd for the integration tests (cached; no-
 	hack/envtest.sh >/dev/null
 
 .PHONY: test
-test: check-generate lint unit fuzz ## Everything CI checks: generated files, lint, all tests, a short fuzz run.
+test: check-generate lint unit fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
 
 .PHONY: unit
 unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: e2e
+e2e: image $(HELM) ## End to end, as root: the image on a real single-node cluster (hack/cluster.sh), installed by Helm.
+	hack/envtest.sh --cluster >/dev/null
+	ALMANAC_IMAGE_ARCHIVE=$(abspath $(IMAGE_ARCHIVE)) go test -tags e2e $(GO_TEST_FLAGS) -parallel 4 -timeout 45m -v ./test/e2e/
+
+.PHONY: cluster-up
+cluster-up: image ## Start the single-node cluster (as root) with the image imported; then eval "$$(hack/cluster.sh env)".
+	hack/cluster.sh up $(abspath $(IMAGE_ARCHIVE))
+
+.PHONY: cluster-down
+cluster-down: ## Stop the single-node cluster and restore the machine.
+	hack/cluster.sh down
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME.

@@ -5,8 +5,9 @@
 # get their own IPs on a CNI bridge, ClusterIP Services work, Jobs run. almanac's end-to-end
 # suite (`make e2e`) runs against it; it is also the way to try the chart by hand.
 #
-#   hack/cluster.sh up [ARCHIVE...]  build what is missing, start the cluster, import the test
-#                                    images (pause, busybox) and the given OCI image archives
+#   hack/cluster.sh prepare          install the packages and build the binaries it needs
+#   hack/cluster.sh up [ARCHIVE...]  prepare, start the cluster, import the test images (pause,
+#                                    busybox) and the given OCI image archives
 #   hack/cluster.sh load ARCHIVE...  import OCI image archives into the node's containerd
 #   hack/cluster.sh env              print the cluster's facts as shell assignments
 #                                    (eval "$(hack/cluster.sh env)"; then kubectl works)
@@ -32,7 +33,8 @@
 #     add (KUBE-*, CNI-*), and tables that did not exist before;
 #   - cgroups: the kubelet's /kubepods hierarchy in every controller;
 #   - folders the kubelet, containerd and libcni write whatever their configuration says
-#     (/var/lib/kubelet, /var/log/containers, /var/log/pods, /var/lib/cni, /run/containerd),
+#     (/var/lib/kubelet, /var/log/containers, /var/log/pods, /var/lib/cni, /run/containerd,
+#     /run/netns),
 #     removed when `up` created them;
 #   - mounts: everything mounted below the state folder and the Pods' network namespaces.
 #
@@ -66,7 +68,7 @@ PAUSE_IMAGE=registry.k8s.io/pause:3.10
 BUSYBOX_IMAGE=docker.io/library/busybox:almanac-e2e
 # Folders outside $STATE that containerd 1.6, the kubelet and libcni use whatever their
 # configuration says.
-OUTSIDE=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd)
+OUTSIDE=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /run/netns)
 # Sysctls the kernel changes by itself: never "restored".
 VOLATILE='^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr|tainted|core_uses_pid$)|net\.netfilter\.nf_conntrack_count|vm\.stat_refresh)'
 
@@ -102,7 +104,9 @@ ensure_packages() {
 record() {
 	local r=$STATE/record
 	mkdir -p "$r"
-	sysctl -a 2>/dev/null | grep -Ev "$VOLATILE" > "$r/sysctl" || true
+	# One line per sysctl; those listed on several lines are read-only lists (core_modes).
+	sysctl -a 2>/dev/null | grep -Ev "$VOLATILE" |
+		awk -F' = ' '{ n[$1]++; line[NR] = $0; key[NR] = $1 } END { for (i = 1; i <= NR; i++) if (n[key[i]] == 1) print line[i] }' > "$r/sysctl" || true
 	for d in "${OUTSIDE[@]}"; do [[ -e $d ]] && echo "$d"; done > "$r/outside"
 	for h in /sys/fs/cgroup/*/; do [[ -d ${h}kubepods ]] && echo "${h}kubepods"; done > "$r/cgroups"
 	for t in filter nat mangle raw; do
@@ -407,16 +411,22 @@ node_up() {
 	wait_for "ServiceAccount default/default created" 60 kc get serviceaccount default
 }
 
+# prepare installs and builds what the cluster needs: once per machine, and not undone.
+prepare() {
+	need_root
+	ensure_packages
+	ts "building the Kubernetes binaries if missing (hack/envtest.sh --cluster; cached)"
+	"$here/envtest.sh" --cluster >/dev/null
+	bins
+}
+
 up() {
 	need_root
 	if [[ -d $STATE ]]; then
 		ts "found $STATE from an earlier run: taking it down first"
 		down
 	fi
-	ensure_packages
-	ts "building the Kubernetes binaries if missing (hack/envtest.sh --cluster; cached)"
-	"$here/envtest.sh" --cluster >/dev/null
-	bins
+	prepare
 	mkdir -p "$STATE"/{pids,logs}
 	record
 	pki
@@ -431,15 +441,21 @@ up() {
 
 # --- down ---------------------------------------------------------------------------------
 
+# down is best effort: one step that fails must not keep the others from running.
 down() {
 	need_root
+	set +e
+	down_steps
+	set -e
+}
+
+down_steps() {
 	if [[ ! -d $STATE ]]; then
 		down_by_name
 		ts "nothing to take down ($STATE does not exist)"
 		return 0
 	fi
-	bins || true
-	B=${B:-/nonexistent}
+	bins
 	local CTR="ctr --address $CTR_SOCK -n k8s.io" i
 	# 1. Let the kubelet tear the Pods down itself: CNI DEL releases IPs, veths and rules.
 	if alive kube-apiserver && alive kubelet && [[ -x $B/kubectl ]]; then
@@ -487,7 +503,7 @@ down() {
 		done
 	fi
 	# 8. Sysctls back to what they were.
-	[[ -f $STATE/record/sysctl ]] && restore_sysctls
+	if [[ -f $STATE/record/sysctl ]]; then restore_sysctls; fi
 	rm -rf "$STATE"
 	ts "cluster down; the machine is as it was before up"
 }
@@ -573,6 +589,7 @@ status() {
 }
 
 case "${1:-}" in
+prepare) prepare ;;
 up) shift; up "$@" ;;
 down) down ;;
 load) shift; need_root; load "$@" ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the kube-apiserver and etcd binaries that almanac's integration tests (and
-# `almanac dev`) run against, from the Go module proxy, through the pinned tools module in
+# `make demo`) run against, from the Go module proxy, through the pinned tools module in
 # hack/envtest. Binaries are cached outside the clone, in a folder keyed by their versions,
 # so a second run (or a second clone) builds nothing.
 #

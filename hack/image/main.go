@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,10 +83,23 @@ func main() {
 	flag.BoolVar(&o.push, "push", false, "Push the image to REPOSITORY:VERSION (credentials from the Docker config; loopback and private-address registries over plain HTTP).")
 	flag.StringVar(&o.description, "description", "Time-aware scaling and Jobs for Kubernetes", "The org.opencontainers.image.description label.")
 	flag.Parse()
+	// ko logs what it does with the standard logger; keep that, but not its notes on git
+	// (it reads the repository for ldflags templates, which this build does not use).
+	log.SetOutput(quietGit{os.Stderr})
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
+}
+
+// quietGit drops ko's log entries about the git repository.
+type quietGit struct{ w io.Writer }
+
+func (q quietGit) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte("git doesn't contain any tags")) || bytes.Contains(b, []byte("git is in a dirty state")) {
+		return len(b), nil
+	}
+	return q.w.Write(b)
 }
 
 func run(ctx context.Context, o options) error {
