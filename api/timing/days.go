@@ -19,6 +19,21 @@ func weekdayNames(set uint8) []string {
 	return names
 }
 
+// CanonicalWeekdays returns the canonical form of a list of days: full names, Monday first,
+// each day once. It reports false when an item is not a day (see ParseWeekday); Compile
+// reports which.
+func CanonicalWeekdays(days []string) ([]string, bool) {
+	var set uint8
+	for _, d := range days {
+		day, err := ParseWeekday(d)
+		if err != nil {
+			return nil, false
+		}
+		set |= 1 << day
+	}
+	return weekdayNames(set), true
+}
+
 // WeekdayRange returns the days from first to last, both included, in order, wrapping past
 // Saturday: Monday to Wednesday is Monday, Tuesday, Wednesday; Friday to Monday is Friday,
 // Saturday, Sunday, Monday; a day to itself is that day alone; Tuesday to Monday is the
