@@ -286,8 +286,8 @@ spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML,
 		want: []verdictLine{{
 			Object:   "ScheduledJob default/at-sample",
-			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and its starting deadline (startingDeadlineSeconds: 600) passed at 2020-03-21 14:04 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
-			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC (rounded up to the next whole minute: times are whole minutes)`},
+			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and its starting deadline (startingDeadlineSeconds: 600) passed at 2020-03-21 14:03:55 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 		}},
 	}}
 	for _, tt := range tests {
