@@ -447,10 +447,69 @@ func TestValidateCommandJSON(t *testing.T) {
 					"message": `Invalid value: "Europe/Berln": "Europe/Berln" is not a known IANA time zone: did you mean "Europe/Berlin"?`,
 				}}, "warnings": []any{}},
 		},
-		"summary": map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+		"summary":  map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+		"replaced": []any{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// dkuroSchedule is a Schedule of scheduled-pod-autoscaler, which almanac replaces.
+const dkuroSchedule = `apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: nginx-push-notification, namespace: web}
+spec:
+  scaleTargetRef: {apiVersion: autoscaling.d-kuro.github.io/v1, kind: ScheduledPodAutoscaler, name: nginx}
+  minReplicas: 10
+  type: Weekly
+  startDayOfWeek: Monday
+  startTime: "11:50"
+  endDayOfWeek: Wednesday
+  endTime: "13:00"
+`
+
+// TestValidateNamesTheMigrateCommand checks that an object of a replaced system is not only
+// skipped: every report format says which command converts it.
+func TestValidateNamesTheMigrateCommand(t *testing.T) {
+	input := dkuroSchedule + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	hint := "a Schedule (autoscaling.d-kuro.github.io/v1) of scheduled-pod-autoscaler, which almanac replaces: " +
+		"`almanac migrate -f -` converts it into an almanac Schedule with the same behaviour"
+
+	stdout, _, code := runCommand(t, input, "-f", "-", nowFlag)
+	if code != ExitAdmitted {
+		t.Errorf("exit status %d, want %d (skipped objects are not rejected)", code, ExitAdmitted)
+	}
+	want := "-#0: Schedule web/nginx-push-notification: skipped: " + hint + "\n" +
+		"0 objects: 0 admitted, 0 rejected, 0 warnings; 2 skipped (not almanac kinds)\n"
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("text report (-want +got):\n%s", diff)
+	}
+
+	stdout, _, _ = runCommand(t, input, "-f", "-", "-o", "json", nowFlag)
+	var report struct {
+		Replaced []map[string]any `json:"replaced"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := []map[string]any{{"file": "-", "index": 0.0, "apiVersion": "autoscaling.d-kuro.github.io/v1", "kind": "Schedule",
+		"namespace": "web", "name": "nginx-push-notification", "hint": hint}}
+	if diff := cmp.Diff(wantJSON, report.Replaced); diff != "" {
+		t.Errorf("JSON report (-want +got):\n%s", diff)
+	}
+
+	stdout, _, _ = runCommand(t, input, "-f", "-", "-o", "junit", nowFlag)
+	var suites junitSuites
+	if err := xml.Unmarshal([]byte(stdout), &suites); err != nil {
+		t.Fatal(err)
+	}
+	var messages []string
+	for _, c := range suites.Suites[0].Cases {
+		messages = append(messages, c.Skipped.Message)
+	}
+	if diff := cmp.Diff([]string{hint, "v1 ConfigMap is not an almanac kind"}, messages); diff != "" {
+		t.Errorf("JUnit skipped messages (-want +got):\n%s", diff)
 	}
 }
 
