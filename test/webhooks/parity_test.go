@@ -188,6 +188,7 @@ type validateReport struct {
 		Warnings int `json:"warnings"`
 		Skipped  int `json:"skipped"`
 	} `json:"summary"`
+	Replaced []webhooks.Replaced `json:"replaced"`
 }
 
 // buildAlmanac builds the almanac binary into a temporary folder.
