@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -265,11 +266,7 @@ func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
 // scheduleTimingEqual reports whether two Schedules have the same windows and target: then
 // an update cannot have made staleness or overlaps worse.
 func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
-	ta, tb := scheduleTiming(a), scheduleTiming(b)
-	return slices.Equal(ta.DaysOfWeek, tb.DaysOfWeek) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name &&
-		ta.Type == tb.Type && ta.StartTime == tb.StartTime && ta.EndTime == tb.EndTime &&
-		ta.StartDayOfWeek == tb.StartDayOfWeek && ta.EndDayOfWeek == tb.EndDayOfWeek &&
-		ta.Schedule == tb.Schedule && ta.Duration == tb.Duration && ta.TimeZone == tb.TimeZone
+	return reflect.DeepEqual(scheduleTiming(a), scheduleTiming(b)) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
 }
 
 type overlap struct {

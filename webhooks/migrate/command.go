@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/almanac-dev/almanac/webhooks/manifest"
@@ -120,11 +121,11 @@ func run(cmd *cobra.Command, opts options) error {
 
 // Write writes objects as YAML documents separated by "---", or as JSON: the object itself when
 // there is one, a v1 List otherwise (as kubectl get -o json does).
-func Write(w io.Writer, objects []Object, format string) error {
+func Write(w io.Writer, objects []*unstructured.Unstructured, format string) error {
 	if format == "json" {
 		var out any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items(objects)}
 		if len(objects) == 1 {
-			out = objects[0].Object.Object
+			out = objects[0].Object
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -132,7 +133,7 @@ func Write(w io.Writer, objects []Object, format string) error {
 		return enc.Encode(out)
 	}
 	for i, o := range objects {
-		data, err := yaml.Marshal(o.Object.Object)
+		data, err := yaml.Marshal(o.Object)
 		if err != nil {
 			return err
 		}
@@ -148,10 +149,10 @@ func Write(w io.Writer, objects []Object, format string) error {
 	return nil
 }
 
-func items(objects []Object) []any {
+func items(objects []*unstructured.Unstructured) []any {
 	out := make([]any, 0, len(objects))
 	for _, o := range objects {
-		out = append(out, o.Object.Object)
+		out = append(out, o.Object)
 	}
 	return out
 }

@@ -70,24 +70,11 @@ func Lookup(gvk schema.GroupVersionKind) (Source, bool) {
 	return sources[i], true
 }
 
-// Sources returns the kinds migrate converts, for documentation and tests.
-func Sources() []Source { return slices.Clone(sources) }
-
-// Object is one object of the output: converted, or passed through unchanged.
-type Object struct {
-	// File and Index say where it was read (see manifest.Document).
-	File  string
-	Index int
-	// From is the replaced kind it was converted from; nil when it passed through.
-	From   *Source
-	Object *unstructured.Unstructured
-}
-
 // Result is the outcome of Convert.
 type Result struct {
-	// Objects are the output, in input order; objects that could not be converted are not
-	// in it.
-	Objects []Object
+	// Objects are the output, in input order: converted, or passed through unchanged.
+	// Objects that could not be converted are not in it.
+	Objects []*unstructured.Unstructured
 	// Notes are the conversions whose meaning needs a word, one line each, in input order.
 	Notes []string
 	// Errors are the objects that could not be converted with the same behaviour: what and
@@ -98,11 +85,11 @@ type Result struct {
 // Convert converts the objects of the replaced systems among docs and passes the others
 // through. It never fails as a whole: each object that cannot be converted is an error line.
 func Convert(docs []manifest.Document) Result {
-	res := Result{Objects: []Object{}}
+	res := Result{Objects: []*unstructured.Unstructured{}}
 	for _, d := range docs {
 		src, ok := Lookup(d.Object.GroupVersionKind())
 		if !ok {
-			res.Objects = append(res.Objects, Object{File: d.File, Index: d.Index, Object: d.Object})
+			res.Objects = append(res.Objects, d.Object)
 			continue
 		}
 		c := &conversion{subject: subject(d.Object)}
@@ -112,7 +99,7 @@ func Convert(docs []manifest.Document) Result {
 			continue
 		}
 		res.Notes = append(res.Notes, c.notes...)
-		res.Objects = append(res.Objects, Object{File: d.File, Index: d.Index, From: &src, Object: &unstructured.Unstructured{Object: out}})
+		res.Objects = append(res.Objects, &unstructured.Unstructured{Object: out})
 	}
 	return res
 }
