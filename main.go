@@ -31,10 +31,12 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/webhooks"
+	"github.com/almanac-dev/almanac/webhooks/migrate"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
-// when an object is rejected and 2 for usage or input errors).
+// when an object is rejected, `almanac migrate` when an object cannot be converted, and both
+// 2 for usage or input errors).
 type exitCoder interface {
 	error
 	ExitCode() int
@@ -62,6 +64,7 @@ func main() {
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(preview.NewCommand())
 	root.AddCommand(webhooks.NewValidateCommand())
+	root.AddCommand(migrate.NewCommand())
 	root.AddCommand(check.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {

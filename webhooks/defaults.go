@@ -59,8 +59,8 @@ func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscal
 
 // DefaultSchedule writes the default time zone (UTC), the zone's canonical name, the
 // canonical forms of the times (HH:mm, or yyyy-MM-ddTHH:mm wall time in the zone for OneShot,
-// converting RFC 3339 times with an offset), of the days (Monday) and of the cron schedule,
-// and the scaleTargetRef's apiVersion and kind.
+// converting RFC 3339 times with an offset), of the days (Monday; daysOfWeek Monday first,
+// without repeats) and of the cron schedule, and the scaleTargetRef's apiVersion and kind.
 func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	spec := &s.Spec
 	if spec.ScaleTargetRef.APIVersion == "" {
@@ -88,31 +88,30 @@ func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	}
 	spec.StartDayOfWeek = canonicalWeekday(spec.StartDayOfWeek)
 	spec.EndDayOfWeek = canonicalWeekday(spec.EndDayOfWeek)
+	if days, ok := timing.CanonicalWeekdays(spec.DaysOfWeek); ok && len(days) > 0 {
+		spec.DaysOfWeek = days
+	}
 	return warnings
 }
 
 // DefaultScheduledJob writes the default time zone and its canonical name, moves a
 // timestamp written in schedule (the form of the "AT" controller) to at, writes at as a wall
-// time in the zone and the cron schedule in its canonical spelling, and fills in the Job
-// policies.
+// time in the zone (to the second when its seconds are not 00) and the cron schedule in its
+// canonical spelling, and fills in the Job policies.
 func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	spec := &sj.Spec
 	zone, zoneOK := defaultZone(&spec.TimeZone)
 	var warnings []string
 	switch {
 	case spec.At == "" && looksLikeDateTime(spec.Schedule) && zoneOK:
-		if at, rounded, err := parseLegacyAt(spec.Schedule, zone.Location); err == nil {
-			w := fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
-				spec.Schedule, at.String(), zone.Name)
-			if rounded {
-				w += " (rounded up to the next whole minute: times are whole minutes)"
-			}
-			warnings = append(warnings, w)
+		if at, err := timing.ParseAt(spec.Schedule, zone.Location); err == nil {
+			warnings = append(warnings, fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
+				spec.Schedule, at.String(), zone.Name))
 			spec.At, spec.Schedule = at.String(), ""
 		}
 	case spec.At != "" && zoneOK:
 		var w string
-		spec.At, w = canonicalDateTime(spec.At, zone, "spec.at")
+		spec.At, w = canonicalAt(spec.At, zone)
 		warnings = appendNonEmpty(warnings, w)
 	}
 	spec.Schedule = canonicalCron(spec.Schedule)
@@ -213,10 +212,19 @@ func canonicalCron(s string) string {
 // canonicalDateTime returns the canonical wall time of s in zone, and a warning when s had an
 // offset that made the stored wall-clock reading differ from the one written.
 func canonicalDateTime(s string, zone timing.Zone, path string) (string, string) {
+	return canonicalWallTime(s, zone, path, timing.ParseLocalDateTime)
+}
+
+// canonicalAt is canonicalDateTime for a ScheduledJob's at, which keeps whole seconds.
+func canonicalAt(s string, zone timing.Zone) (string, string) {
+	return canonicalWallTime(s, zone, "spec.at", timing.ParseAt)
+}
+
+func canonicalWallTime(s string, zone timing.Zone, path string, parse func(string, *time.Location) (timing.LocalDateTime, error)) (string, string) {
 	if s == "" {
 		return s, ""
 	}
-	l, err := timing.ParseLocalDateTime(s, zone.Location)
+	l, err := parse(s, zone.Location)
 	if err != nil {
 		return s, ""
 	}
@@ -247,35 +255,6 @@ func looksLikeDateTime(s string) bool {
 		}
 	}
 	return true
-}
-
-// parseLegacyAt reads a timestamp written in ScheduledJob.spec.schedule. Besides what
-// timing.ParseLocalDateTime accepts, it takes seconds other than 00 (the "AT" controller
-// stored RFC 3339 times to the second) and rounds them up to the next whole minute, so that
-// the Job never runs before the time written.
-func parseLegacyAt(s string, loc *time.Location) (timing.LocalDateTime, bool, error) {
-	l, err := timing.ParseLocalDateTime(s, loc)
-	if err == nil {
-		return l, false, nil
-	}
-	t := strings.TrimSpace(s)
-	for _, layout := range []struct{ in, out string }{
-		{time.RFC3339Nano, "2006-01-02T15:04Z07:00"},
-		{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04"},
-	} {
-		parsed, perr := time.Parse(layout.in, t)
-		if perr != nil {
-			continue
-		}
-		rounded := parsed.Truncate(time.Minute)
-		if rounded.Equal(parsed) {
-			break // whole minutes: ParseLocalDateTime's error stands
-		}
-		rounded = rounded.Add(time.Minute)
-		l, rerr := timing.ParseLocalDateTime(rounded.Format(layout.out), loc)
-		return l, true, rerr
-	}
-	return timing.LocalDateTime{}, false, err
 }
 
 func appendNonEmpty(list []string, s string) []string {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,9 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	for _, note := range window.DSTNotes(env.Now) {
 		v.warn("spec." + note.Field + ": " + note.Message)
 	}
+	if w, ok := WeeklySpanWarning(window); ok {
+		v.warn(w)
+	}
 	if env.Objects == nil {
 		return v.result()
 	}
@@ -99,6 +103,45 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 			o.name, when))
 	}
 	return v.result()
+}
+
+// WeeklySpanWarning returns the warning for a Weekly window that spans more than one day
+// while its end time of day is after its start time of day ("Monday 11:50 to Wednesday
+// 13:00"): it is one stretch of time, while such fields often mean the same hours on each day,
+// as scheduled-pod-autoscaler read them. The warning says how long the window is and how to
+// write the hours on each day with daysOfWeek. Admission and `almanac validate` both return
+// it; ok is false for every other window.
+func WeeklySpanWarning(w *timing.Window) (string, bool) {
+	if !w.SpansDays() {
+		return "", false
+	}
+	weekly, daily := w.Canonical(), w.EachDay()
+	length, _ := w.WallLength()
+	write := fmt.Sprintf("type: Daily, startTime: %q, endTime: %q, daysOfWeek: [%s]", daily.StartTime, daily.EndTime, strings.Join(daily.DaysOfWeek, ", "))
+	if len(daily.DaysOfWeek) == 0 {
+		write = fmt.Sprintf("type: Daily, startTime: %q, endTime: %q (every day)", daily.StartTime, daily.EndTime)
+	}
+	return fmt.Sprintf("spec: a Weekly window is one stretch of time: %s %s to %s %s in %s is open for %s at a time, once a week. "+
+		"For %s to %s on each day from %s to %s, write %s "+
+		"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)",
+		weekly.StartDayOfWeek, weekly.StartTime, weekly.EndDayOfWeek, weekly.EndTime, weekly.TimeZone, lengthText(length),
+		weekly.StartTime, weekly.EndTime, weekly.StartDayOfWeek, weekly.EndDayOfWeek, write), true
+}
+
+// lengthText writes a length of whole minutes in words: "2 days 1 hour 10 minutes".
+func lengthText(d time.Duration) string {
+	minutes := int(d / time.Minute)
+	var parts []string
+	for _, unit := range []struct {
+		minutes int
+		name    string
+	}{{24 * 60, "day"}, {60, "hour"}, {1, "minute"}} {
+		if n := minutes / unit.minutes; n > 0 {
+			parts = append(parts, plural(n, unit.name))
+			minutes -= n * unit.minutes
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ValidateScheduledPodAutoscaler checks the baseline HorizontalPodAutoscaler spec for what
@@ -213,6 +256,7 @@ func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
 		EndTime:        spec.EndTime,
 		StartDayOfWeek: spec.StartDayOfWeek,
 		EndDayOfWeek:   spec.EndDayOfWeek,
+		DaysOfWeek:     spec.DaysOfWeek,
 		Schedule:       spec.Schedule,
 		Duration:       spec.Duration,
 		TimeZone:       spec.TimeZone,
@@ -222,7 +266,7 @@ func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
 // scheduleTimingEqual reports whether two Schedules have the same windows and target: then
 // an update cannot have made staleness or overlaps worse.
 func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
-	return scheduleTiming(a) == scheduleTiming(b) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
+	return reflect.DeepEqual(scheduleTiming(a), scheduleTiming(b)) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
 }
 
 type overlap struct {
@@ -288,12 +332,17 @@ const (
 )
 
 // instantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
-// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC.
+// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC; with seconds when they are not
+// zero (a ScheduledJob's at).
 func instantText(t time.Time, zone timing.Zone) string {
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return t.UTC().Format(utcLayout)
+	local, utc := localLayout, utcLayout
+	if t.Second() != 0 {
+		local, utc = localLayout+":05", "2006-01-02 15:04:05 UTC"
 	}
-	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(localLayout), zone.Name, t.UTC().Format(utcLayout))
+	if zone.Name == timing.DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utc)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
 }
 
 // intervalText writes an interval in local time and in UTC, the end's date only when it

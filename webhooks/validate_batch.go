@@ -43,7 +43,7 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 		switch {
 		case looksLikeDateTime(spec.Schedule):
 			detail := "schedule takes a cron schedule; to run the Job once, write the time in at (yyyy-MM-ddTHH:mm, a wall time in timeZone)"
-			if _, perr := timing.ParseLocalDateTime(spec.Schedule, nil); perr != nil {
+			if _, perr := timing.ParseAt(spec.Schedule, nil); perr != nil {
 				detail = perr.Error() + "; " + detail
 			}
 			v.fail(field.Invalid(p, spec.Schedule, detail))
@@ -68,7 +68,7 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 // validateAt checks a one-shot ScheduledJob's at.
 func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, zone timing.Zone, now time.Time) {
 	p := specPath.Child("at")
-	at, err := timing.ParseLocalDateTime(spec.At, zone.Location)
+	at, err := timing.ParseAt(spec.At, zone.Location)
 	if err != nil {
 		v.fail(field.Invalid(p, spec.At, err.Error()))
 		return

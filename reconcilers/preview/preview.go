@@ -311,14 +311,14 @@ func scheduledJob(j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
 	if at == "" && j.Spec.Schedule != "" {
 		if _, err := timing.ParseCron(j.Spec.Schedule); err != nil {
 			// Admission moves a timestamp given as schedule to at; so does preview.
-			if _, errAt := timing.ParseLocalDateTime(j.Spec.Schedule, zone.Location); errAt == nil {
+			if _, errAt := timing.ParseAt(j.Spec.Schedule, zone.Location); errAt == nil {
 				at = j.Spec.Schedule
 			}
 		}
 	}
 	switch {
 	case at != "":
-		l, err := timing.ParseLocalDateTime(at, zone.Location)
+		l, err := timing.ParseAt(at, zone.Location)
 		if err != nil {
 			return Job{}, fmt.Errorf("spec.at: %w", err)
 		}

@@ -48,7 +48,7 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s schedule, err error) {
 	case spec.At != "" && spec.Schedule != "":
 		return schedule{}, fmt.Errorf("at and schedule are both set; set exactly one")
 	case spec.At != "":
-		local, err := timing.ParseLocalDateTime(spec.At, zone.Location)
+		local, err := timing.ParseAt(spec.At, zone.Location)
 		if err != nil {
 			return schedule{}, fmt.Errorf("at: %w", err)
 		}
@@ -117,6 +117,15 @@ func slotOf(owner string, job *batchv1.Job) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// isOneShotJob reports whether j is the Job of the one-shot's slot: its slot, from the
+// annotation or, if someone removed that, from the name, is in the minute of at. The Job's
+// name holds the minute, so an at to the second (13:53:55) and an update of at within the same
+// minute name the same Job, which is created once.
+func (s schedule) isOneShotJob(owner string, j *batchv1.Job) bool {
+	slot, ok := slotOf(owner, j)
+	return ok && jobs.SlotMinute(slot) == jobs.SlotMinute(s.at)
+}
+
 // accountedUntil is the watermark of the status: every slot at or before it has been run or
 // counted as missed, and never runs (again).
 func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
@@ -147,8 +156,8 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.
 	var p plan
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) && slot.After(mark) {
-			p.ran = slot
+		if s.isOneShotJob(sj.Name, j) && s.at.After(mark) {
+			p.ran = s.at
 		}
 	}
 	switch {

@@ -86,7 +86,7 @@ func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus,
 		return st.Phase
 	}
 	for _, j := range current {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.at) {
+		if s.isOneShotJob(sj.Name, j) {
 			return jobPhase(j)
 		}
 	}

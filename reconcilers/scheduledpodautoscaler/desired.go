@@ -54,6 +54,7 @@ func TimingSpec(s *autoscalingv1alpha1.Schedule) timing.Spec {
 		EndTime:        s.Spec.EndTime,
 		StartDayOfWeek: s.Spec.StartDayOfWeek,
 		EndDayOfWeek:   s.Spec.EndDayOfWeek,
+		DaysOfWeek:     s.Spec.DaysOfWeek,
 		Schedule:       s.Spec.Schedule,
 		Duration:       s.Spec.Duration,
 		TimeZone:       s.Spec.TimeZone,

@@ -194,7 +194,8 @@ type validateReport struct {
 		Warnings int `json:"warnings"`
 		Skipped  int `json:"skipped"`
 	} `json:"summary"`
-	Notes []string `json:"notes"`
+	Notes    []string            `json:"notes"`
+	Replaced []webhooks.Replaced `json:"replaced"`
 }
 
 // buildAlmanac builds the almanac binary into a temporary folder.
