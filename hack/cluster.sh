@@ -82,6 +82,9 @@ die() { echo "hack/cluster.sh: $*" >&2; exit 1; }
 need_root() { [[ $(id -u) == 0 ]] || die "needs root (links, network namespaces, iptables, cgroups, mounts, sysctls)"; }
 
 bins() { B=$("$here/envtest.sh" --print); }
+# bins_version names the binaries' versions (the last part of their cache folder).
+bins_version() { basename "$("$here/envtest.sh" --print)"; }
+CACHE=${ALMANAC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/almanac}
 
 # ensure_packages installs what the node needs from Debian's packages, when missing.
 ensure_packages() {
@@ -147,26 +150,31 @@ oci_archive() {
 }
 
 # test_images builds the pause image (the Kubernetes module's own pause.c, static) and a
-# busybox image (Debian's busybox-static, every applet linked), once per state folder.
+# busybox image (Debian's busybox-static, every applet linked), cached outside the clone and
+# keyed by what they are made of; it sets IMAGES to their folder.
 test_images() {
-	local i=$STATE/images t kdir
-	mkdir -p "$i"
-	[[ -f $i/pause.tar && -f $i/busybox.tar ]] && return
+	local t kdir bbv
+	bbv=$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || /bin/busybox 2>&1 | head -1 | awk '{ print $2 }')
+	IMAGES=$CACHE/cluster-images/$(bins_version)-busybox-${bbv//[^a-zA-Z0-9.+-]/_}
+	[[ -f $IMAGES/pause.tar && -f $IMAGES/busybox.tar ]] && return
+	mkdir -p "$IMAGES"
 	t=$(mktemp -d)
 	kdir=$(cd "$here/envtest" && GOFLAGS=-mod=readonly GONOSUMDB=k8s.io/kubernetes go list -m -f '{{.Dir}}' k8s.io/kubernetes)
 	mkdir -p "$t/pause"
 	gcc -Os -static -DVERSION=v3.10-almanac -o "$t/pause/pause" "$kdir/build/pause/linux/pause.c"
 	strip "$t/pause/pause"
-	oci_archive "$PAUSE_IMAGE" "$t/pause" "$i/pause.tar" '["/pause"]'
+	oci_archive "$PAUSE_IMAGE" "$t/pause" "$t/pause.tar" '["/pause"]'
 	mkdir -p "$t/bb/bin" "$t/bb/tmp" "$t/bb/etc" "$t/bb/root"
 	chmod 1777 "$t/bb/tmp"
 	cp /bin/busybox "$t/bb/bin/"
 	for a in $(/bin/busybox --list); do [[ $a == busybox ]] || ln -sf busybox "$t/bb/bin/$a"; done
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' > "$t/bb/etc/passwd"
 	printf 'root:x:0:\nnobody:x:65534:\n' > "$t/bb/etc/group"
-	oci_archive "$BUSYBOX_IMAGE" "$t/bb" "$i/busybox.tar" '["/bin/sh"]'
+	oci_archive "$BUSYBOX_IMAGE" "$t/bb" "$t/busybox.tar" '["/bin/sh"]'
+	# Renamed into place last, so that an interrupted build never looks cached.
+	mv "$t/pause.tar" "$t/busybox.tar" "$IMAGES/"
 	rm -rf "$t"
-	ts "built test images $PAUSE_IMAGE and $BUSYBOX_IMAGE"
+	ts "built test images $PAUSE_IMAGE and $BUSYBOX_IMAGE into $IMAGES"
 }
 
 load() {
@@ -337,6 +345,9 @@ control_plane_up() {
 		--kubelet-certificate-authority="$p/ca.crt" --kubelet-preferred-address-types=InternalIP \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+		--requestheader-client-ca-file="$p/ca.crt" --requestheader-allowed-names=front-proxy-client \
+		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+		--requestheader-extra-headers-prefix=X-Remote-Extra- \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true --profiling=false --cert-dir="$STATE/apiserver"
 	wait_for "kube-apiserver ready on https://$HOST_IP:$APISERVER_PORT" 120 kc get --raw /readyz
@@ -433,7 +444,7 @@ up() {
 	test_images
 	network
 	containerd_up
-	load "$STATE/images/pause.tar" "$STATE/images/busybox.tar" "$@"
+	load "$IMAGES/pause.tar" "$IMAGES/busybox.tar" "$@"
 	control_plane_up
 	node_up
 	ts "cluster up: export KUBECONFIG=$KUBECONFIG_ADMIN (or eval \"\$(hack/cluster.sh env)\")"
@@ -479,7 +490,15 @@ down_steps() {
 	stop kube-apiserver
 	stop etcd
 	# Shims of a containerd that was killed: they name its socket on their command line.
-	for i in $(pgrep -f "containerd-shim.*-address $CTR_SOCK" || true); do kill -KILL "$i" 2>/dev/null || true; done
+	for i in $(pgrep -f "containerd-shim.*-address $CTR_SOCK"); do kill -KILL "$i" 2>/dev/null; done
+	# Containers outlive a killed containerd and its shims: kill what is left in the kubelet's
+	# cgroups (only those this cluster created), so that their mounts and cgroups can go.
+	for h in /sys/fs/cgroup/*/; do
+		[[ -d ${h}kubepods ]] || continue
+		grep -qx "${h}kubepods" "$STATE/record/cgroups" 2>/dev/null && continue
+		find "${h}kubepods" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done | sort -u | while read -r i; do kill -KILL "$i" 2>/dev/null && ts "killed container process $i"; done
+	sleep 1
 	# 3. kube-proxy's own chains (iptables and nftables).
 	[[ -x $B/kube-proxy ]] && "$B/kube-proxy" --cleanup >/dev/null 2>&1 || true
 	# 4. Mounts below the state folder (the kubelet's rshared root, volumes, overlay rootfs).

@@ -120,9 +120,9 @@ func watchReader(ctx context.Context, f *os.File, stop context.CancelFunc) {
 	if err != nil || info.Mode()&os.ModeNamedPipe == 0 {
 		return
 	}
-	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits an int
+	fd := int(f.Fd())
 	for ctx.Err() == nil {
-		fds := []unix.PollFd{{Fd: int32(fd)}} //nolint:gosec // likewise
+		fds := []unix.PollFd{{Fd: int32(fd)}}
 		n, err := unix.Poll(fds, 500)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			return

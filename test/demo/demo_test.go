@@ -97,7 +97,9 @@ func startDemo(t *testing.T, pipe bool, extra ...string) *demo {
 	t.Cleanup(func() {
 		if d.done != nil {
 			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-			<-d.done
+			if err := <-d.done; err != nil {
+				t.Logf("the demo, killed at the end of the test: %v", err)
+			}
 			for _, p := range d.procs {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,6 +208,11 @@ func namespace(t *testing.T, name string) string {
 	return name
 }
 
+var (
+	klogHeader = regexp.MustCompile(`^E\d{4} [\d:.]+\s+\d+ `)
+	logrusTime = regexp.MustCompile(`time="[^"]*" `)
+)
+
 // dumpLogs prints what a reader needs to see why a test failed.
 func dumpLogs(t *testing.T, namespaces ...string) {
 	t.Helper()
@@ -226,17 +232,24 @@ func dumpLogs(t *testing.T, namespaces ...string) {
 		if err != nil {
 			continue
 		}
+		// The distinct errors (klog's or logrus's), the last ones last.
 		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 		var errs []string
-		for _, l := range lines {
-			if strings.HasPrefix(l, "E") || strings.Contains(l, "level=error") {
+		seen := map[string]bool{}
+		for i := len(lines) - 1; i >= 0 && len(errs) < 15; i-- {
+			l := lines[i]
+			if !strings.HasPrefix(l, "E") && !strings.Contains(l, "level=error") {
+				continue
+			}
+			key := klogHeader.ReplaceAllString(l, "")
+			key = logrusTime.ReplaceAllString(key, "")
+			if !seen[key] {
+				seen[key] = true
 				errs = append(errs, l)
 			}
 		}
-		if len(errs) > 20 {
-			errs = errs[len(errs)-20:]
-		}
-		t.Logf("%s: the last %d error lines of %d:\n%s", c, len(errs), len(lines), strings.Join(errs, "\n"))
+		slices.Reverse(errs)
+		t.Logf("%s: the last %d distinct errors (log: %s):\n%s", c, len(errs), filepath.Join(cluster.logs, c+".log"), strings.Join(errs, "\n"))
 	}
 }
 
@@ -252,6 +265,11 @@ func hm(t time.Time) string   { return t.UTC().Format("15:04") }
 // --- install ---------------------------------------------------------------------------------
 
 func testInstall(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(t)
+		}
+	})
 	// No --set at all: hack/cluster.sh imported the image under the chart's default name.
 	out := mustHelm(t, "install", release, "charts/almanac", "-n", releaseNS, "--create-namespace", "--wait", "--timeout", "5m")
 	t.Logf("helm install:\n%s", firstLines(out, 6))

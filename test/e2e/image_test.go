@@ -34,7 +34,7 @@ type ociArchive map[string][]byte
 
 func readArchive(t *testing.T, path string) ociArchive {
 	t.Helper()
-	f, err := os.Open(path) //nolint:gosec // the archive make image wrote
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,11 +256,11 @@ func unpackLayer(t *testing.T, data []byte, root string) {
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			w, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&os.ModePerm) //nolint:gosec // a test folder
+			w, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&os.ModePerm)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := io.Copy(w, tr); err != nil { //nolint:gosec // our own image
+			if _, err := io.Copy(w, tr); err != nil {
 				t.Fatal(err)
 			}
 			_ = w.Close()

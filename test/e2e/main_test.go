@@ -20,8 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -119,8 +121,62 @@ func run(m *testing.M) int {
 	} else {
 		fmt.Printf("The machine is as it was before the cluster: %s.\n", after.summary())
 	}
+
+	// Once more, as when a run is killed: a cluster with a Pod running, every component
+	// killed with SIGKILL (containerd, its shims and the containers keep nothing in order),
+	// then down.
+	start = time.Now()
+	if err := killedRun(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: down after a killed run:", err)
+		code = 1
+	} else if after, err = takeSnapshot(); err != nil {
+		fmt.Fprintln(os.Stderr, "snapshot of the machine:", err)
+		code = 1
+	} else if diff := before.diff(after); diff != "" {
+		fmt.Fprintf(os.Stderr, "FAIL: after a killed run and down, the machine is not as it was before:\n%s", diff)
+		code = 1
+	} else {
+		fmt.Println("After a killed run and down, the machine is as it was before, too.")
+	}
+	steps.add("a killed run: up, a Pod, SIGKILL to everything, down", time.Since(start))
 	steps.print()
 	return code
+}
+
+// killedRun brings a cluster up, runs a Pod, kills every process the cluster started with
+// SIGKILL, and runs down.
+func killedRun() error {
+	if err := clusterScript("up"); err != nil {
+		return err
+	}
+	pod := command("kubectl", "run", "sleeper", "--image="+busybox, "--image-pull-policy=Never", "--restart=Never", "--", "sleep", "3600")
+	if out, err := pod.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl run: %w\n%s", err, out)
+	}
+	wait := command("kubectl", "wait", "--for=condition=Ready", "pod/sleeper", "--timeout=90s")
+	if out, err := wait.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl wait: %w\n%s", err, out)
+	}
+	pids, err := filepath.Glob(filepath.Join(cluster.dir, "pids", "*"))
+	if err != nil {
+		return err
+	}
+	var killed []string
+	for _, f := range pids {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			killed = append(killed, filepath.Base(f))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "killed %s with SIGKILL, with the Pod sleeper running\n", strings.Join(killed, ", "))
+	return clusterScript("down")
 }
 
 // clusterScript runs hack/cluster.sh with its progress on stderr.
