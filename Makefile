@@ -30,6 +30,20 @@ FUZZTIME ?= 5s
 
 GO_TEST_FLAGS ?= -count=1
 
+# The container image (`make image`, `make image-push`): what the chart's default
+# image.repository and tag name, and what a release publishes.
+VERSION           ?= $(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' charts/almanac/Chart.yaml)
+IMAGE_REGISTRY    ?= ghcr.io/almanac-dev
+IMAGE_REPOSITORY  ?= $(IMAGE_REGISTRY)/almanac
+IMAGE_PLATFORMS   ?= linux/amd64,linux/arm64
+IMAGE_ARCHIVE     ?= dist/almanac-image.tar
+# The revision label (a commit, "-dirty" when tracked files differ from it) and every
+# timestamp in the image (the commit's time): the same source gives the same digest.
+REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_FLAGS        = --root ../.. --repository $(IMAGE_REPOSITORY) --version $(VERSION) --revision $(REVISION) \
+                     --created $(SOURCE_DATE_EPOCH) --platforms $(IMAGE_PLATFORMS)
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -39,6 +53,14 @@ help: ## Show this help.
 .PHONY: build
 build: ## Build the almanac binary into bin/almanac.
 	go build -o bin/almanac .
+
+.PHONY: image
+image: ## Build the container image with ko (no Docker) into IMAGE_ARCHIVE, an OCI archive.
+	cd hack/image && go run . $(IMAGE_FLAGS) --oci-archive $(abspath $(IMAGE_ARCHIVE))
+
+.PHONY: image-push
+image-push: ## Build the image and push it to IMAGE_REPOSITORY:VERSION (set IMAGE_REGISTRY).
+	cd hack/image && go run . $(IMAGE_FLAGS) --push
 
 ##@ Generate
 
@@ -68,11 +90,24 @@ envtest: ## Build kube-apiserver and etcd for the integration tests (cached; no-
 	hack/envtest.sh >/dev/null
 
 .PHONY: test
-test: check-generate lint unit fuzz ## Everything CI checks: generated files, lint, all tests, a short fuzz run.
+test: check-generate lint unit fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
 
 .PHONY: unit
 unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: e2e
+e2e: image $(HELM) ## End to end, as root: the image on a real single-node cluster (hack/cluster.sh), installed by Helm.
+	hack/envtest.sh --cluster >/dev/null
+	ALMANAC_IMAGE_ARCHIVE=$(abspath $(IMAGE_ARCHIVE)) go test -tags e2e $(GO_TEST_FLAGS) -parallel 4 -timeout 45m -v ./test/e2e/
+
+.PHONY: cluster-up
+cluster-up: image ## Start the single-node cluster (as root) with the image imported; then eval "$$(hack/cluster.sh env)".
+	hack/cluster.sh up $(abspath $(IMAGE_ARCHIVE))
+
+.PHONY: cluster-down
+cluster-down: ## Stop the single-node cluster and restore the machine.
+	hack/cluster.sh down
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME.
@@ -99,15 +134,16 @@ chart-lint: $(HELM) ## Lint the chart in each certificate mode.
 	$(HELM) lint charts/almanac --set certificates.mode=external,certificates.external.secretName=tls --set-file certificates.external.caBundle=test/install/testdata/external-ca.crt
 
 .PHONY: chart-test
-chart-test: envtest $(HELM) ## Run the chart, certificate and `almanac check` tests.
-	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install
+chart-test: envtest $(HELM) ## Run the chart, certificate, RBAC and `almanac check` tests.
+	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install ./test/rbac
 
 .PHONY: helm
 helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.
 
 .PHONY: demo
 demo: envtest build ## Run almanac on a local kube-apiserver with the examples, until Ctrl-C.
-	bin/almanac dev
+	go build -o bin/almanac-demo ./hack/demo
+	bin/almanac-demo
 
 ##@ Lint
 

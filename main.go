@@ -28,34 +28,47 @@ import (
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
-	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/webhooks"
+	"github.com/almanac-dev/almanac/webhooks/migrate"
 	"github.com/almanac-dev/almanac/webhooks/preview"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
-// when an object is rejected and 2 for usage or input errors).
+// when an object is rejected, `almanac migrate` when an object cannot be converted, and both
+// 2 for usage or input errors).
 type exitCoder interface {
 	error
 	ExitCode() int
 }
 
+// version and revision name the build; the image build (`make image`, hack/image) sets them
+// with -ldflags -X. `almanac --version` prints them.
+var (
+	version  = "devel"
+	revision = ""
+)
+
 func main() {
 	root := &cobra.Command{
 		Use:           "almanac",
 		Short:         "Time-aware scaling and Jobs for Kubernetes",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	if revision != "" {
+		root.Version += " (revision " + revision + ")"
+	}
+	root.SetVersionTemplate("almanac {{.Version}}\n")
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(preview.NewCommand())
 	root.AddCommand(webhooks.NewValidateCommand())
+	root.AddCommand(migrate.NewCommand())
 	root.AddCommand(check.NewCommand())
-	root.AddCommand(devenv.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder
@@ -78,7 +91,11 @@ type managerOptions struct {
 	leaderElect    bool
 	leaderElectNS  string
 	enableHTTP2    bool
-	certs          certs.Options
+	// permissionCheck: the validating webhooks refuse a ScheduledJob or EventJob whose writer
+	// may not create Jobs, and a ScheduledPodAutoscaler whose writer may not create and patch
+	// HorizontalPodAutoscalers, in its namespace (docs/security.md).
+	permissionCheck bool
+	certs           certs.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -89,7 +106,11 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the reconcilers and admission webhooks (what the Helm chart deploys)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			logger := zap.New(zap.UseFlagOptions(&zapOpts))
+			ctrl.SetLogger(logger)
+			// client-go and the API machinery log through klog: send that to the same logger,
+			// so there is one format and one set of flags (zap's).
+			klog.SetLogger(logger)
 			return runManager(cmd, opts)
 		},
 	}
@@ -101,10 +122,10 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
+	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
-	klog.InitFlags(goFlags)
 	f.AddGoFlagSet(goFlags)
 	return cmd
 }
@@ -151,7 +172,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		return err
 	}
 	clk := clock.RealClock{}
-	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
+	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
 	if err := scheduledjob.New(mgr, clk).SetupWithManager(mgr); err != nil {

@@ -82,7 +82,7 @@ type Options struct {
 	// ServiceName is the Service in front of the webhook server; the leaf certificate is
 	// valid for its in-cluster DNS names.
 	ServiceName string
-	// DNSNames are further names the leaf certificate is valid for (`almanac dev` adds
+	// DNSNames are further names the leaf certificate is valid for (`make demo` adds
 	// localhost, since its API server calls the webhook by URL).
 	DNSNames []string
 	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration name almanac's own

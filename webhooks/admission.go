@@ -42,9 +42,11 @@ import (
 
 // SetupWithManager registers the mutating and validating webhooks of the four kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
-// cache, which must have the index autoscalingv1alpha1.ScheduleTargetField (api/index), and
-// take the current time from clk.
-func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
+// cache, which must have the index autoscalingv1alpha1.ScheduleTargetField (api/index), take
+// the current time from clk, and, unless WithPermissionCheck(false) is given, check the
+// requester's permissions (permissions.go).
+func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) error {
+	o := newSetupOptions(opts)
 	ctx := context.Background()
 	// Start the informers the webhooks read together with the cache, so that the first
 	// request does not wait for a list.
@@ -58,10 +60,11 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock) error {
 		}
 	}
 	lookup := &CacheLookup{Reader: mgr.GetClient()}
+	permissions := newPermissionCheck(o, mgr.GetClient())
 	server := mgr.GetWebhookServer()
 	for gvk, r := range allRules {
 		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}})
-		server.Register(validatePath(gvk), &webhook.Admission{Handler: &validator{rules: r, clock: clk, objects: lookup}})
+		server.Register(validatePath(gvk), &webhook.Admission{Handler: &validator{rules: r, clock: clk, objects: lookup, permissions: permissions}})
 	}
 	return nil
 }
@@ -92,6 +95,9 @@ type validator struct {
 	rules   rules
 	clock   clock.PassiveClock
 	objects Lookup
+	// permissions refuses a valid object whose writer may not do what almanac will do for
+	// them; nil checks nothing.
+	permissions *permissionCheck
 }
 
 func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -110,6 +116,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if len(errs) > 0 {
 		status := apierrors.NewInvalid(v.rules.GroupVersionKind().GroupKind(), req.Name, errs).ErrStatus
 		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}.WithWarnings(warnings...)
+	}
+	if denied := v.permissions.check(ctx, req, v.rules); denied != nil {
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: denied}}.WithWarnings(warnings...)
 	}
 	return admission.Allowed("").WithWarnings(warnings...)
 }

@@ -77,7 +77,7 @@ func TestMutatorPatchesOnlyWhatDefaultingChanged(t *testing.T) {
 			"spec":{"schedule":"2020-03-21T13:53:55Z","timeZone":"UTC","concurrencyPolicy":"Allow","successfulJobsHistoryLimit":3,"failedJobsHistoryLimit":1,"startingDeadlineSeconds":600,
 			"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}],"restartPolicy":"Never"}}}}}}`,
 		want: []jsonpatch.JsonPatchOperation{
-			{Operation: "add", Path: "/spec/at", Value: "2020-03-21T13:54"},
+			{Operation: "add", Path: "/spec/at", Value: "2020-03-21T13:53:55"},
 			{Operation: "remove", Path: "/spec/schedule"},
 		},
 	}, {

@@ -61,7 +61,9 @@ against almanac's CustomResourceDefinitions (embedded in this binary), schema de
 almanac's mutating webhook, the OpenAPI schema and CEL rules, and almanac's validating webhook.
 Overlaps between Schedules and cycles between EventJobs are checked across the whole input, in
 the order kubectl apply would create the objects. Objects of other kinds are skipped (and count
-as existing triggers). Objects without a namespace are in "default".
+as existing triggers); for those of a system that almanac replaces (scheduled-pod-autoscaler,
+k8s-at, the CronTab controller, the kubebuilder CronJob tutorial, kitagry/eventjob) the report
+says that almanac migrate converts them. Objects without a namespace are in "default".
 
 By default every object is a CREATE. With --as-update, every object is an UPDATE of itself as
 already stored: the input applied again, unchanged, to a cluster that holds it (what a GitOps
@@ -139,6 +141,10 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 		err = enc.Encode(report)
 	case "junit":
 		err = writeJUnit(out, report, opts.warningsAsErrors)
+		// The XML has no place for a note on the whole run; standard error shows in CI logs.
+		for _, note := range report.Notes {
+			_, _ = fmt.Fprintln(cmd.ErrOrStderr(), "note: "+note)
+		}
 	default:
 		err = writeText(out, report)
 	}
@@ -174,6 +180,12 @@ func writeText(w io.Writer, report *Report) error {
 		for _, warning := range r.Warnings {
 			fmt.Fprintf(&b, "  warning: %s\n", warning)
 		}
+	}
+	for _, r := range report.Replaced {
+		fmt.Fprintf(&b, "%s#%d: %s %s/%s: skipped: %s\n", r.File, r.Index, r.Kind, r.Namespace, r.Name, r.Hint)
+	}
+	for _, note := range report.Notes {
+		fmt.Fprintf(&b, "note: %s\n", note)
 	}
 	s := report.Summary
 	fmt.Fprintf(&b, "%d objects: %d admitted, %d rejected, %d warnings; %d skipped (not almanac kinds)\n",
@@ -276,10 +288,14 @@ func writeJUnit(w io.Writer, report *Report, warningsAsErrors bool) error {
 	}
 	for _, d := range report.Skipped {
 		gvk := d.Object.GroupVersionKind()
+		message := fmt.Sprintf("%s %s is not an almanac kind", gvk.GroupVersion(), gvk.Kind)
+		if hint, ok := MigrateHint(gvk, d.File); ok {
+			message = hint
+		}
 		add(d.File, junitCase{
 			Classname: d.File,
 			Name:      fmt.Sprintf("%s %s (document %d)", gvk.Kind, d.Object.GetName(), d.Index),
-			Skipped:   &junitMessage{Message: fmt.Sprintf("%s %s is not an almanac kind", gvk.GroupVersion(), gvk.Kind)},
+			Skipped:   &junitMessage{Message: message},
 		})
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -58,8 +59,8 @@ func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscal
 
 // DefaultSchedule writes the default time zone (UTC), the zone's canonical name, the
 // canonical forms of the times (HH:mm, or yyyy-MM-ddTHH:mm wall time in the zone for OneShot,
-// converting RFC 3339 times with an offset), of the days (Monday) and of the cron schedule,
-// and the scaleTargetRef's apiVersion and kind.
+// converting RFC 3339 times with an offset), of the days (Monday; daysOfWeek Monday first,
+// without repeats) and of the cron schedule, and the scaleTargetRef's apiVersion and kind.
 func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	spec := &s.Spec
 	if spec.ScaleTargetRef.APIVersion == "" {
@@ -87,13 +88,16 @@ func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	}
 	spec.StartDayOfWeek = canonicalWeekday(spec.StartDayOfWeek)
 	spec.EndDayOfWeek = canonicalWeekday(spec.EndDayOfWeek)
+	if days, ok := timing.CanonicalWeekdays(spec.DaysOfWeek); ok && len(days) > 0 {
+		spec.DaysOfWeek = days
+	}
 	return warnings
 }
 
 // DefaultScheduledJob writes the default time zone and its canonical name, moves a
 // timestamp written in schedule (the form of the "AT" controller) to at, writes at as a wall
-// time in the zone and the cron schedule in its canonical spelling, and fills in the Job
-// policies.
+// time in the zone (to the second when its seconds are not 00) and the cron schedule in its
+// canonical spelling, and fills in the Job policies.
 func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	spec := &sj.Spec
 	zone, zoneOK := defaultZone(&spec.TimeZone)
@@ -101,17 +105,13 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	switch {
 	case spec.At == "" && zoneOK:
 		if sched, errs := spec.Timing().Compile(); len(errs) == 0 && sched.FromSchedule {
-			w := fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
-				spec.Schedule, sched.At.String(), zone.Name)
-			if sched.Rounded {
-				w += " (rounded up to the next whole minute: times are whole minutes)"
-			}
-			warnings = append(warnings, w)
+			warnings = append(warnings, fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
+				spec.Schedule, sched.At.String(), zone.Name))
 			spec.At, spec.Schedule = sched.At.String(), ""
 		}
 	case zoneOK:
 		var w string
-		spec.At, w = canonicalDateTime(spec.At, zone, "spec.at")
+		spec.At, w = canonicalAt(spec.At, zone)
 		warnings = appendNonEmpty(warnings, w)
 	}
 	spec.Schedule = canonicalCron(spec.Schedule)
@@ -212,10 +212,19 @@ func canonicalCron(s string) string {
 // canonicalDateTime returns the canonical wall time of s in zone, and a warning when s had an
 // offset that made the stored wall-clock reading differ from the one written.
 func canonicalDateTime(s string, zone timing.Zone, path string) (string, string) {
+	return canonicalWallTime(s, zone, path, timing.ParseLocalDateTime)
+}
+
+// canonicalAt is canonicalDateTime for a ScheduledJob's at, which keeps whole seconds.
+func canonicalAt(s string, zone timing.Zone) (string, string) {
+	return canonicalWallTime(s, zone, "spec.at", timing.ParseAt)
+}
+
+func canonicalWallTime(s string, zone timing.Zone, path string, parse func(string, *time.Location) (timing.LocalDateTime, error)) (string, string) {
 	if s == "" {
 		return s, ""
 	}
-	l, err := timing.ParseLocalDateTime(s, zone.Location)
+	l, err := parse(s, zone.Location)
 	if err != nil {
 		return s, ""
 	}

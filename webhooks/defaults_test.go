@@ -49,6 +49,14 @@ func TestDefaultSchedule(t *testing.T) {
 		in:   autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "OneShot", StartTime: "2027-09-01T10:00", EndTime: "tomorrow", TimeZone: "Asia/Tokio"},
 		want: autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "OneShot", StartTime: "2027-09-01T10:00", EndTime: "tomorrow", TimeZone: "Asia/Tokio"},
 	}, {
+		name: "daysOfWeek: full names, Monday first, each day once",
+		in:   autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "09:00", EndTime: "18:00", DaysOfWeek: []string{"fri", "MON", "Wednesday", "monday", " tue ", "thursday"}},
+		want: autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "09:00", EndTime: "18:00", DaysOfWeek: []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}, TimeZone: "UTC"},
+	}, {
+		name: "daysOfWeek with a day that is not one is left for validation to name",
+		in:   autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "09:00", EndTime: "18:00", DaysOfWeek: []string{"fri", "Fryday"}},
+		want: autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "09:00", EndTime: "18:00", DaysOfWeek: []string{"fri", "Fryday"}, TimeZone: "UTC"},
+	}, {
 		name: "a bad time does not stop the others",
 		in:   autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "9:00", EndTime: "25:00"},
 		want: autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: defaultRef, Type: "Daily", StartTime: "09:00", EndTime: "25:00", TimeZone: "UTC"},
@@ -107,10 +115,27 @@ func TestDefaultScheduledJob(t *testing.T) {
 		want:         policy(batchv1alpha1.ScheduledJobSpec{At: "2027-03-14T14:30", TimeZone: "Europe/Berlin"}),
 		wantWarnings: []string{`spec.at: "2027-03-14T13:30Z" was stored as the wall time "2027-03-14T14:30" in Europe/Berlin, the time zone of this object`},
 	}, {
-		name:         "legacy AT manifest: the timestamp in schedule moves to at, seconds rounded up",
+		name:         "legacy AT manifest: the timestamp in schedule moves to at, to the second",
 		in:           batchv1alpha1.ScheduledJobSpec{Schedule: "2020-03-21T13:53:55Z"},
-		want:         policy(batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", TimeZone: "UTC"}),
-		wantWarnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC (rounded up to the next whole minute: times are whole minutes)`},
+		want:         policy(batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:53:55", TimeZone: "UTC"}),
+		wantWarnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
+	}, {
+		name: "at keeps whole seconds; seconds 00 are dropped",
+		in:   batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:55"},
+		want: policy(batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:55", TimeZone: "UTC"}),
+	}, {
+		name: "at with seconds 00",
+		in:   batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:00", TimeZone: "utc"},
+		want: policy(batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53", TimeZone: "UTC"}),
+	}, {
+		name:         "at in RFC 3339 with seconds, stored as the wall time to the second",
+		in:           batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:55Z", TimeZone: "+09:00"},
+		want:         policy(batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T22:53:55", TimeZone: "Etc/GMT-9"}),
+		wantWarnings: []string{`spec.at: "2036-03-21T13:53:55Z" was stored as the wall time "2036-03-21T22:53:55" in Etc/GMT-9, the time zone of this object`},
+	}, {
+		name: "a fraction of a second is left for validation to reject",
+		in:   batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:55.5"},
+		want: policy(batchv1alpha1.ScheduledJobSpec{At: "2036-03-21T13:53:55.5", TimeZone: "UTC"}),
 	}, {
 		name:         "a wall time in schedule moves to at",
 		in:           batchv1alpha1.ScheduledJobSpec{Schedule: "2036-03-21T13:53", TimeZone: "Asia/Tokyo"},

@@ -16,6 +16,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/webhooks/migrate"
 )
 
 // DefaultNamespace is the namespace of an input object that names none, as for kubectl
@@ -59,9 +60,39 @@ type Summary struct {
 type Report struct {
 	Results []Result `json:"results"`
 	Summary Summary  `json:"summary"`
+	// Notes are said once for the whole input: what the offline run could not check.
+	Notes []string `json:"notes"`
 	// Skipped are the input objects that are not almanac's, which the API server would hand
 	// to other handlers.
 	Skipped []manifest.Document `json:"-"`
+	// Replaced are the skipped objects of systems that almanac replaces, each with the command
+	// that converts it.
+	Replaced []Replaced `json:"replaced"`
+}
+
+// Replaced is a skipped object of a system that almanac replaces.
+type Replaced struct {
+	File       string `json:"file"`
+	Index      int    `json:"index"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	// Hint says what the object is and which command converts it.
+	Hint string `json:"hint"`
+}
+
+// MigrateHint says, for an object of a system that almanac replaces, what it is and which
+// command converts it into almanac's kind: `almanac validate` reports it instead of only
+// skipping the object. file is where the object was read ("-" for standard input). ok is false
+// for every other kind.
+func MigrateHint(gvk schema.GroupVersionKind, file string) (string, bool) {
+	src, ok := migrate.Lookup(gvk)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s (%s) of %s, which almanac replaces: `almanac migrate -f %s` converts it into an almanac %s with the same behaviour",
+		withArticle(gvk.Kind), gvk.GroupVersion(), src.System, file, src.Into), true
 }
 
 // Validate runs, offline, what the API server and almanac's webhooks do when the documents
@@ -98,7 +129,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the embedded CustomResourceDefinitions: %w", err)
 	}
-	report := &Report{Results: []Result{}}
+	report := &Report{Results: []Result{}, Notes: []string{}, Replaced: []Replaced{}}
 	lookup := newInputLookup()
 	var results []*Result
 
@@ -120,6 +151,12 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		if !isAlmanacGroup(gvk.Group) {
 			report.Skipped = append(report.Skipped, doc)
 			report.Summary.Skipped++
+			if hint, ok := MigrateHint(gvk, doc.File); ok {
+				report.Replaced = append(report.Replaced, Replaced{
+					File: doc.File, Index: doc.Index, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
+					Namespace: obj.GetNamespace(), Name: obj.GetName(), Hint: hint,
+				})
+			}
 			continue
 		}
 		res := &Result{
@@ -211,6 +248,9 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 	}
 
 	for _, res := range results {
+		if gv, err := schema.ParseGroupVersion(res.APIVersion); err == nil && checksPermissions(gv.WithKind(res.Kind).GroupKind()) && len(report.Notes) == 0 {
+			report.Notes = append(report.Notes, PermissionsNotChecked)
+		}
 		res.Allowed = len(res.Errors) == 0
 		res.Warnings = dedupe(res.Warnings)
 		report.Summary.Objects++

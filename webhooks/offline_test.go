@@ -286,8 +286,8 @@ spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML,
 		want: []verdictLine{{
 			Object:   "ScheduledJob default/at-sample",
-			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and could start until 2020-03-21 14:04:00 UTC (startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
-			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC (rounded up to the next whole minute: times are whole minutes)`},
+			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC (startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 		}},
 	}}
 	for _, tt := range tests {
@@ -447,10 +447,70 @@ func TestValidateCommandJSON(t *testing.T) {
 					"message": `Invalid value: "Europe/Berln": "Europe/Berln" is not a known IANA time zone: did you mean "Europe/Berlin"?`,
 				}}, "warnings": []any{}},
 		},
-		"summary": map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+		"summary":  map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
+		"notes":    []any{PermissionsNotChecked},
+		"replaced": []any{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// dkuroSchedule is a Schedule of scheduled-pod-autoscaler, which almanac replaces.
+const dkuroSchedule = `apiVersion: autoscaling.d-kuro.github.io/v1
+kind: Schedule
+metadata: {name: nginx-push-notification, namespace: web}
+spec:
+  scaleTargetRef: {apiVersion: autoscaling.d-kuro.github.io/v1, kind: ScheduledPodAutoscaler, name: nginx}
+  minReplicas: 10
+  type: Weekly
+  startDayOfWeek: Monday
+  startTime: "11:50"
+  endDayOfWeek: Wednesday
+  endTime: "13:00"
+`
+
+// TestValidateNamesTheMigrateCommand checks that an object of a replaced system is not only
+// skipped: every report format says which command converts it.
+func TestValidateNamesTheMigrateCommand(t *testing.T) {
+	input := dkuroSchedule + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+	hint := "a Schedule (autoscaling.d-kuro.github.io/v1) of scheduled-pod-autoscaler, which almanac replaces: " +
+		"`almanac migrate -f -` converts it into an almanac Schedule with the same behaviour"
+
+	stdout, _, code := runCommand(t, input, "-f", "-", nowFlag)
+	if code != ExitAdmitted {
+		t.Errorf("exit status %d, want %d (skipped objects are not rejected)", code, ExitAdmitted)
+	}
+	want := "-#0: Schedule web/nginx-push-notification: skipped: " + hint + "\n" +
+		"0 objects: 0 admitted, 0 rejected, 0 warnings; 2 skipped (not almanac kinds)\n"
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("text report (-want +got):\n%s", diff)
+	}
+
+	stdout, _, _ = runCommand(t, input, "-f", "-", "-o", "json", nowFlag)
+	var report struct {
+		Replaced []map[string]any `json:"replaced"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := []map[string]any{{"file": "-", "index": 0.0, "apiVersion": "autoscaling.d-kuro.github.io/v1", "kind": "Schedule",
+		"namespace": "web", "name": "nginx-push-notification", "hint": hint}}
+	if diff := cmp.Diff(wantJSON, report.Replaced); diff != "" {
+		t.Errorf("JSON report (-want +got):\n%s", diff)
+	}
+
+	stdout, _, _ = runCommand(t, input, "-f", "-", "-o", "junit", nowFlag)
+	var suites junitSuites
+	if err := xml.Unmarshal([]byte(stdout), &suites); err != nil {
+		t.Fatal(err)
+	}
+	var messages []string
+	for _, c := range suites.Suites[0].Cases {
+		messages = append(messages, c.Skipped.Message)
+	}
+	if diff := cmp.Diff([]string{hint, "v1 ConfigMap is not an almanac kind"}, messages); diff != "" {
+		t.Errorf("JUnit skipped messages (-want +got):\n%s", diff)
 	}
 }
 
@@ -565,8 +625,8 @@ spec:
 	}, {
 		Object: "ScheduledJob default/at-sample", Allowed: true, Errors: []ResultError{},
 		Warnings: []string{
-			`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC (rounded up to the next whole minute: times are whole minutes)`,
-			"spec.at: the run was due at 2020-03-21 13:54 UTC and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
+			`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`,
+			"spec.at: the run was due at 2020-03-21 13:53:55 UTC and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
 		},
 	}}
 	if diff := cmp.Diff(want, verdicts(update)); diff != "" {
@@ -620,5 +680,42 @@ spec:
 	}}
 	if diff := cmp.Diff(want, verdicts(report)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestValidateSaysPermissionsAreNotChecked: offline there is no user to ask about, and the
+// report says so once (not per object, and not as a failure), only when the input has an
+// object that the webhook's permission check covers.
+func TestValidateSaysPermissionsAreNotChecked(t *testing.T) {
+	const note = "note: " + PermissionsNotChecked + "\n"
+	examples := filepath.Join("..", "examples")
+	stdout, stderr, code := runCommand(t, "", "-f", examples, nowFlag)
+	if code != ExitAdmitted {
+		t.Fatalf("exit status %d, want %d\n%s%s", code, ExitAdmitted, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "note: "); n != 1 || !strings.Contains(stdout, note) {
+		t.Errorf("the text report has %d notes, want the permission note once:\n%s", n, stdout)
+	}
+	if i := strings.Index(stdout, note); i < 0 || !strings.HasPrefix(stdout[i+len(note):], "8 objects: 8 admitted") {
+		t.Errorf("the note is not right before the summary:\n%s", stdout)
+	}
+
+	// Schedules alone: nothing for the permission check, no note.
+	stdout, _, _ = runCommand(t, validSchedule, "-f", "-", nowFlag)
+	if strings.Contains(stdout, "note: ") {
+		t.Errorf("a Schedule alone got a note:\n%s", stdout)
+	}
+
+	// JUnit: the XML stays valid; the note goes to standard error, once.
+	stdout, stderr, code = runCommand(t, "", "-f", examples, nowFlag, "-o", "junit")
+	if code != ExitAdmitted {
+		t.Errorf("junit: exit status %d, want %d", code, ExitAdmitted)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal([]byte(stdout), &suites); err != nil || suites.Failures != 0 {
+		t.Errorf("junit: %v, %d failures\n%s", err, suites.Failures, stdout)
+	}
+	if stderr != note {
+		t.Errorf("junit: stderr %q, want the note once", stderr)
 	}
 }

@@ -58,6 +58,9 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	for _, note := range window.DSTNotes(env.Now) {
 		v.warn("spec." + note.Field + ": " + note.Message)
 	}
+	if w, ok := WeeklySpanWarning(window); ok {
+		v.warn(w)
+	}
 	if env.Objects == nil {
 		return v.result()
 	}
@@ -100,6 +103,45 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 			o.name, when))
 	}
 	return v.result()
+}
+
+// WeeklySpanWarning returns the warning for a Weekly window that spans more than one day
+// while its end time of day is after its start time of day ("Monday 11:50 to Wednesday
+// 13:00"): it is one stretch of time, while such fields often mean the same hours on each day,
+// as scheduled-pod-autoscaler read them. The warning says how long the window is and how to
+// write the hours on each day with daysOfWeek. Admission and `almanac validate` both return
+// it; ok is false for every other window.
+func WeeklySpanWarning(w *timing.Window) (string, bool) {
+	if !w.SpansDays() {
+		return "", false
+	}
+	weekly, daily := w.Canonical(), w.EachDay()
+	length, _ := w.WallLength()
+	write := fmt.Sprintf("type: Daily, startTime: %q, endTime: %q, daysOfWeek: [%s]", daily.StartTime, daily.EndTime, strings.Join(daily.DaysOfWeek, ", "))
+	if len(daily.DaysOfWeek) == 0 {
+		write = fmt.Sprintf("type: Daily, startTime: %q, endTime: %q (every day)", daily.StartTime, daily.EndTime)
+	}
+	return fmt.Sprintf("spec: a Weekly window is one stretch of time: %s %s to %s %s in %s is open for %s at a time, once a week. "+
+		"For %s to %s on each day from %s to %s, write %s "+
+		"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)",
+		weekly.StartDayOfWeek, weekly.StartTime, weekly.EndDayOfWeek, weekly.EndTime, weekly.TimeZone, lengthText(length),
+		weekly.StartTime, weekly.EndTime, weekly.StartDayOfWeek, weekly.EndDayOfWeek, write), true
+}
+
+// lengthText writes a length of whole minutes in words: "2 days 1 hour 10 minutes".
+func lengthText(d time.Duration) string {
+	minutes := int(d / time.Minute)
+	var parts []string
+	for _, unit := range []struct {
+		minutes int
+		name    string
+	}{{24 * 60, "day"}, {60, "hour"}, {1, "minute"}} {
+		if n := minutes / unit.minutes; n > 0 {
+			parts = append(parts, plural(n, unit.name))
+			minutes -= n * unit.minutes
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ValidateScheduledPodAutoscaler checks the baseline HorizontalPodAutoscaler spec for what

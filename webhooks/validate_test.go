@@ -87,6 +87,12 @@ func daily(start, end, zone string) autoscalingv1alpha1.ScheduleSpec {
 	return autoscalingv1alpha1.ScheduleSpec{Type: "Daily", StartTime: start, EndTime: end, TimeZone: zone}
 }
 
+func weekdays(start, end, zone string, days ...string) autoscalingv1alpha1.ScheduleSpec {
+	spec := daily(start, end, zone)
+	spec.DaysOfWeek = days
+	return spec
+}
+
 func TestValidateSchedule(t *testing.T) {
 	web := spa("web", "Max")
 	forbid := spa("web", "Forbid")
@@ -241,6 +247,57 @@ func TestValidateSchedule(t *testing.T) {
 			`spec: Forbidden: 2 more Schedules of ScheduledPodAutoscaler "web" overlap this one`,
 		}},
 	}, {
+		name:    "daysOfWeek: a day that is not one, by its index",
+		obj:     schedule("a", weekdays("09:00", "18:00", "Asia/Tokyo", "Monday", "Fryday")),
+		objects: []client.Object{web},
+		want: result{Errors: []string{`spec.daysOfWeek[1]: Invalid value: "Fryday": "Fryday" is not a day of the week (did you mean "Friday"?): ` +
+			`expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`}},
+	}, {
+		name: "daysOfWeek on a Weekly window",
+		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Monday", StartTime: "11:50", EndDayOfWeek: "Wednesday", EndTime: "13:00",
+			DaysOfWeek: []string{"Monday", "Wednesday"}, TimeZone: "Asia/Tokyo"}),
+		objects: []client.Object{web},
+		want: result{Errors: []string{`spec.daysOfWeek: Invalid value: "Monday, Wednesday": "Monday, Wednesday" is set, but Weekly windows do not use this field: remove it; ` +
+			`a Weekly window is one stretch from its start day and time to its end day and time, while type Daily with these days opens the same hours on each of them`}},
+	}, {
+		name:    "weekdays only: overlaps are found on the days both open",
+		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday")),
+		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"))},
+		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
+			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
+	}, {
+		name:    "no overlap when the days differ",
+		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday", "Sunday")),
+		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday"))},
+	}, {
+		name:    "an update that changes only daysOfWeek is checked again (not ratcheted)",
+		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday")),
+		old:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Sunday")),
+		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Saturday"))},
+		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
+			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
+	}, {
+		name: "a Weekly window over several days whose end time is after its start time: how long, and how to write each day",
+		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Monday", StartTime: "11:50", EndDayOfWeek: "Wednesday", EndTime: "13:00",
+			TimeZone: "Asia/Tokyo"}),
+		objects: []client.Object{web},
+		want: result{Warnings: []string{`spec: a Weekly window is one stretch of time: Monday 11:50 to Wednesday 13:00 in Asia/Tokyo is open for 2 days 1 hour 10 minutes at a time, once a week. ` +
+			`For 11:50 to 13:00 on each day from Monday to Wednesday, write type: Daily, startTime: "11:50", endTime: "13:00", daysOfWeek: [Monday, Tuesday, Wednesday] ` +
+			"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)"}},
+	}, {
+		name: "the same over the whole week says every day",
+		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Tuesday", StartTime: "09:00", EndDayOfWeek: "Monday", EndTime: "10:00",
+			TimeZone: "UTC"}),
+		objects: []client.Object{web},
+		want: result{Warnings: []string{`spec: a Weekly window is one stretch of time: Tuesday 09:00 to Monday 10:00 in UTC is open for 6 days 1 hour at a time, once a week. ` +
+			`For 09:00 to 10:00 on each day from Tuesday to Monday, write type: Daily, startTime: "09:00", endTime: "10:00" (every day) ` +
+			"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)"}},
+	}, {
+		name: "a weekend window (end time before start time) and a window on one day are not warned about",
+		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00",
+			TimeZone: "UTC"}),
+		objects: []client.Object{web, schedule("b", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Tuesday", StartTime: "10:00", EndDayOfWeek: "Tuesday", EndTime: "19:00"})},
+	}, {
 		name: "being deleted",
 		obj: func() *autoscalingv1alpha1.Schedule {
 			s := schedule("a", past)
@@ -325,6 +382,18 @@ func TestValidateScheduledJob(t *testing.T) {
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
 		old:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
 		want: result{Warnings: []string{"spec.at: the run was due at 2020-03-21 13:54 UTC and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed"}},
+	}, {
+		name: "a one-shot to the second: messages show the seconds",
+		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T11:55:30", StartingDeadlineSeconds: ptr.To(int64(600))}),
+		want: result{Warnings: []string{"spec.at: 2027-01-15 11:55:30 UTC is in the past, but within startingDeadlineSeconds (600): the Job starts right away"}},
+	}, {
+		name: "a one-shot to the second in a DST gap",
+		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-03-14T02:30:15", TimeZone: "America/New_York"}),
+		want: result{Warnings: []string{"spec.at: 02:30:15 does not exist in America/New_York on 2027-03-14 (clocks jump from 02:00 to 03:00): the Job runs at 03:00 EDT (07:00 UTC)"}},
+	}, {
+		name: "a fraction of a second",
+		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-03-14T02:30:15.5"}),
+		want: result{Errors: []string{`spec.at: Invalid value: "2027-03-14T02:30:15.5": "2027-03-14T02:30:15.5" has a fraction of a second: times are whole seconds, e.g. "2027-03-14T02:30:15"`}},
 	}, {
 		name: "a one-shot in the past but within its deadline",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T11:55", StartingDeadlineSeconds: ptr.To(int64(600))}),

@@ -37,7 +37,12 @@ func (w *Window) DSTNotes(from time.Time) []DSTNote {
 		notes = w.cron.DSTNotes(w.zone, from)
 	default:
 		trs := transitions(loc, from, from.Add(dstNoteHorizon))
-		startDay, endDay := func(time.Weekday) bool { return true }, func(time.Weekday) bool { return true }
+		// The days on which the start and the end times occur: for a Daily window, the days
+		// it opens on, and for its end the next day when it crosses midnight.
+		startDay, endDay := w.opensOn, w.opensOn
+		if w.crossesMidnight() {
+			endDay = func(d time.Weekday) bool { return w.opensOn((d + 6) % 7) }
+		}
 		if w.Type() == TypeWeekly {
 			startDay = func(d time.Weekday) bool { return d == w.startDay }
 			endDay = func(d time.Weekday) bool { return d == w.endDay }
@@ -78,7 +83,7 @@ func (w *Window) recurringNotes(trs []transition, field, subject string, c Clock
 // DSTNote reports whether l falls into a gap or a repeat in zone and, if so, describes
 // what happens; subject says what the time is used for, e.g. "the Job runs".
 func (l LocalDateTime) DSTNote(zone Zone, field, subject string) (DSTNote, bool) {
-	wall := civil(l.Year, l.Month, l.Day, l.Hour, l.Minute)
+	wall := l.wall()
 	res := resolve(orUTC(zone.Location), wall)
 	if res.kind == Normal {
 		return DSTNote{}, false
@@ -93,13 +98,17 @@ func wallNote(zone Zone, field, subject string, wall time.Time, res resolution) 
 	loc := orUTC(zone.Location)
 	date := wall.Format(time.DateOnly)
 	lo, hi := res.cause.walls()
+	clock := wall.Format("15:04")
+	if wall.Second() != 0 {
+		clock = wall.Format("15:04:05")
+	}
 	var msg string
 	if res.kind == Gap {
 		msg = fmt.Sprintf("%s does not exist in %s on %s (clocks jump from %s to %s): %s at %s",
-			wall.Format("15:04"), zone.Name, date, wallText(lo, date), wallText(hi, date), subject, instantText(res.at, loc))
+			clock, zone.Name, date, wallText(lo, date), wallText(hi, date), subject, instantText(res.at, loc))
 	} else {
 		msg = fmt.Sprintf("%s occurs twice in %s on %s (clocks go back from %s to %s): %s at the first occurrence, %s",
-			wall.Format("15:04"), zone.Name, date, wallText(hi, date), wallText(lo, date), subject, instantText(res.at, loc))
+			clock, zone.Name, date, wallText(hi, date), wallText(lo, date), subject, instantText(res.at, loc))
 	}
 	return DSTNote{Field: field, Date: date, Kind: res.kind, Message: msg}
 }
@@ -161,11 +170,15 @@ func wallText(wall time.Time, date string) string {
 }
 
 // instantText formats an instant as local time with the zone's abbreviation, and in UTC:
-// "03:00 EDT (07:00 UTC)".
+// "03:00 EDT (07:00 UTC)", with seconds when they are not zero.
 func instantText(at time.Time, loc *time.Location) string {
 	local, utc := at.In(loc), at.UTC()
-	if local.YearDay() != utc.YearDay() {
-		return fmt.Sprintf("%s (%s UTC)", local.Format("15:04 MST"), utc.Format("2006-01-02 15:04"))
+	clock := "15:04"
+	if at.Second() != 0 {
+		clock = "15:04:05"
 	}
-	return fmt.Sprintf("%s (%s UTC)", local.Format("15:04 MST"), utc.Format("15:04"))
+	if local.YearDay() != utc.YearDay() {
+		return fmt.Sprintf("%s (%s UTC)", local.Format(clock+" MST"), utc.Format("2006-01-02 "+clock))
+	}
+	return fmt.Sprintf("%s (%s UTC)", local.Format(clock+" MST"), utc.Format(clock))
 }

@@ -134,7 +134,7 @@ func TestLocalDateTimeDSTNote(t *testing.T) {
 	if diff := cmp.Diff(want, got); !ok || diff != "" {
 		t.Errorf("DSTNote = %v (-want +got):\n%s", ok, diff)
 	}
-	if _, ok := (LocalDateTime{2027, 3, 14, 3, 0}).DSTNote(zone, "at", "the Job runs"); ok {
+	if _, ok := (LocalDateTime{Year: 2027, Month: 3, Day: 14, Hour: 3}).DSTNote(zone, "at", "the Job runs"); ok {
 		t.Error("DSTNote for a normal time")
 	}
 }

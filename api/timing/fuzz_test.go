@@ -2,6 +2,7 @@ package timing
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +102,33 @@ func FuzzParseLocalDateTime(f *testing.F) {
 	})
 }
 
+func FuzzParseAt(f *testing.F) {
+	for _, s := range []string{
+		"2020-03-21T13:53:55Z", "2020-03-21T13:53:55", "2027-03-14T09:30:00", "2027-03-14T02:30:15",
+		"2027-03-14T09:30:15+09:00", "2027-03-14T09:30:15.000Z", "2027-03-14T09:30:15.5Z", "2027-03-14T09:30:60",
+		"2027-03-14T09:30", "2027-11-07T01:30:30-05:00", "",
+	} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, zone uint8) {
+		l := loc(t, dstZones[int(zone)%len(dstZones)])
+		d, err := ParseAt(s, l)
+		if err != nil {
+			return
+		}
+		if d.Second < 0 || d.Second > 59 {
+			t.Fatalf("ParseAt(%q) = %+v, seconds out of range", s, d)
+		}
+		again, err := ParseAt(d.String(), l)
+		if err != nil || again != d {
+			t.Fatalf("ParseAt(%q) = %v, but ParseAt(%q) = %v, %v", s, d, d.String(), again, err)
+		}
+		if minute, err := ParseLocalDateTime(d.String(), l); (err == nil) != (d.Second == 0) || (err == nil && minute != d) {
+			t.Fatalf("ParseAt(%q) = %v, but ParseLocalDateTime(%q) = %v, %v", s, d, d.String(), minute, err)
+		}
+	})
+}
+
 func FuzzParseCron(f *testing.F) {
 	for _, s := range []string{
 		"30 2 * * *", "*/15 * * * *", "0 9 * * MON-FRI", "0 0 29 2 *", "0 0 30 2 *", "@yearly", "@annually",
@@ -156,21 +184,25 @@ func FuzzCronNextPrev(f *testing.F) {
 }
 
 func FuzzCompile(f *testing.F) {
-	f.Add(uint8(0), "09:00", "17:00", "", "", "", "", "America/New_York")
-	f.Add(uint8(0), "22:00", "02:00", "", "", "", "", "Europe/Berlin")
-	f.Add(uint8(0), "09:00", "9:00", "", "", "", "", "")
-	f.Add(uint8(1), "18:00", "08:00", "Friday", "Mon", "", "", "Australia/Sydney")
-	f.Add(uint8(1), "09:00", "09:00", "mon", "Monday", "", "", "")
-	f.Add(uint8(2), "2028-02-29T09:00", "2028-02-29T17:00", "", "", "", "", "Asia/Tokyo")
-	f.Add(uint8(2), "2027-03-14T02:10", "2027-03-14T02:40", "", "", "", "", "America/New_York")
-	f.Add(uint8(3), "", "", "", "", "*/5 * * * *", "10m", "America/Sao_Paulo")
-	f.Add(uint8(3), "", "", "", "", "@every 1h", "30s", "Local")
-	f.Add(uint8(4), "x", "y", "z", "w", "v", "u", "t")
+	f.Add(uint8(0), "09:00", "17:00", "", "", "", "", "America/New_York", "")
+	f.Add(uint8(0), "22:00", "02:00", "", "", "", "", "Europe/Berlin", "fri,Sat")
+	f.Add(uint8(0), "09:00", "9:00", "", "", "", "", "", "")
+	f.Add(uint8(0), "02:30", "03:30", "", "", "", "", "America/New_York", "Sunday,sun,Funday")
+	f.Add(uint8(1), "18:00", "08:00", "Friday", "Mon", "", "", "Australia/Sydney", "")
+	f.Add(uint8(1), "09:00", "09:00", "mon", "Monday", "", "", "", "Monday")
+	f.Add(uint8(2), "2028-02-29T09:00", "2028-02-29T17:00", "", "", "", "", "Asia/Tokyo", "")
+	f.Add(uint8(2), "2027-03-14T02:10", "2027-03-14T02:40", "", "", "", "", "America/New_York", "")
+	f.Add(uint8(3), "", "", "", "", "*/5 * * * *", "10m", "America/Sao_Paulo", "")
+	f.Add(uint8(3), "", "", "", "", "@every 1h", "30s", "Local", "")
+	f.Add(uint8(4), "x", "y", "z", "w", "v", "u", "t", "s")
 	types := []Type{TypeDaily, TypeWeekly, TypeOneShot, TypeCron, "Monthly"}
-	f.Fuzz(func(t *testing.T, typ uint8, start, end, startDay, endDay, schedule, duration, zone string) {
+	f.Fuzz(func(t *testing.T, typ uint8, start, end, startDay, endDay, schedule, duration, zone, days string) {
 		spec := Spec{
 			Type: types[int(typ)%len(types)], StartTime: start, EndTime: end, StartDayOfWeek: startDay,
 			EndDayOfWeek: endDay, Schedule: schedule, Duration: duration, TimeZone: zone,
+		}
+		if days != "" {
+			spec.DaysOfWeek = strings.Split(days, ",")
 		}
 		w, errs := spec.Compile()
 		if w == nil {

@@ -32,10 +32,8 @@ type JobSchedule struct {
 	Due time.Time
 	// Cron is the cron schedule; zero (it never fires) for a one-shot.
 	Cron Cron
-	// FromSchedule is true when the one-shot's time was written in Schedule; Rounded when
-	// that timestamp had seconds, rounded up to the next whole minute so that the Job never
-	// runs before the time written.
-	FromSchedule, Rounded bool
+	// FromSchedule is true when the one-shot's time was written in Schedule.
+	FromSchedule bool
 }
 
 // OneShot reports whether the schedule runs once, at Due.
@@ -84,19 +82,19 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 	case s.At != "" && s.Schedule != "":
 		fail(FieldSchedule, s.Schedule, errors.New("at and schedule are both set: set exactly one, at to run the Job once or schedule to run it on a cron schedule"))
 	case s.At != "":
-		at, err := ParseLocalDateTime(s.At, zone.Location)
+		at, err := ParseAt(s.At, zone.Location)
 		if err != nil {
 			fail(FieldAt, s.At, err)
 			break
 		}
 		out.At, out.Due = at, at.In(zone.Location)
 	case LooksLikeDateTime(s.Schedule):
-		at, rounded, err := parseLegacyAt(s.Schedule, zone.Location)
+		at, err := ParseAt(s.Schedule, zone.Location)
 		if err != nil {
 			fail(FieldSchedule, s.Schedule, fmt.Errorf("%w; %s", err, legacyHint))
 			break
 		}
-		out.At, out.Due, out.FromSchedule, out.Rounded = at, at.In(zone.Location), true, rounded
+		out.At, out.Due, out.FromSchedule = at, at.In(zone.Location), true
 	case s.Schedule != "":
 		c, err := ParseCron(s.Schedule)
 		if err != nil {
@@ -140,35 +138,6 @@ func LooksLikeDateTime(s string) bool {
 		}
 	}
 	return true
-}
-
-// parseLegacyAt reads a timestamp written in a ScheduledJob's schedule. Besides what
-// ParseLocalDateTime accepts, it takes seconds other than 00 (the "AT" controller stored
-// RFC 3339 times to the second) and rounds them up to the next whole minute, so that the Job
-// never runs before the time written.
-func parseLegacyAt(s string, loc *time.Location) (LocalDateTime, bool, error) {
-	l, err := ParseLocalDateTime(s, loc)
-	if err == nil {
-		return l, false, nil
-	}
-	t := strings.TrimSpace(s)
-	for _, layout := range []struct{ in, out string }{
-		{time.RFC3339Nano, "2006-01-02T15:04Z07:00"},
-		{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04"},
-	} {
-		parsed, perr := time.Parse(layout.in, t)
-		if perr != nil {
-			continue
-		}
-		rounded := parsed.Truncate(time.Minute)
-		if rounded.Equal(parsed) {
-			break // whole minutes: ParseLocalDateTime's error stands
-		}
-		rounded = rounded.Add(time.Minute)
-		l, rerr := ParseLocalDateTime(rounded.Format(layout.out), loc)
-		return l, true, rerr
-	}
-	return LocalDateTime{}, false, err
 }
 
 // The starting deadline: a run due at an instant may still start while it is at most

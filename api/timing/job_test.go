@@ -52,7 +52,12 @@ func TestJobSpecCompile(t *testing.T) {
 		{"at with an offset", JobSpec{At: "2027-06-01T10:00:00+09:00", TimeZone: "UTC"}, "at 2027-06-01T01:00 UTC 2027-06-01T01:00:00Z"},
 		// The "AT" controller's form: a timestamp in schedule is a one-shot, for every consumer.
 		{"legacy timestamp in schedule", JobSpec{Schedule: "2027-06-01T10:00:00Z"}, "at 2027-06-01T10:00 UTC 2027-06-01T10:00:00Z from schedule"},
-		{"legacy timestamp with seconds", JobSpec{Schedule: "2027-06-01T10:00:30Z", TimeZone: "Asia/Tokyo"}, "at 2027-06-01T19:01 Asia/Tokyo 2027-06-01T10:01:00Z from schedule, rounded"},
+		// Issue 12: at keeps whole seconds, and so does a timestamp in schedule (the "AT"
+		// controller ran its Jobs at RFC 3339 instants to the second).
+		{"at to the second", JobSpec{At: "2027-06-01T10:00:30", TimeZone: "Asia/Tokyo"}, "at 2027-06-01T10:00:30 Asia/Tokyo 2027-06-01T01:00:30Z"},
+		{"at with seconds 00", JobSpec{At: "2027-06-01T10:00:00"}, "at 2027-06-01T10:00 UTC 2027-06-01T10:00:00Z"},
+		{"at with a fraction of a second", JobSpec{At: "2027-06-01T10:00:30.5"}, `at: "2027-06-01T10:00:30.5" has a fraction of a second: times are whole seconds, e.g. "2027-06-01T10:00:30"`},
+		{"legacy timestamp with seconds", JobSpec{Schedule: "2027-06-01T10:00:30Z", TimeZone: "Asia/Tokyo"}, "at 2027-06-01T19:00:30 Asia/Tokyo 2027-06-01T10:00:30Z from schedule"},
 		{"legacy local timestamp", JobSpec{Schedule: "2027-06-01T10:00", TimeZone: "Asia/Tokyo"}, "at 2027-06-01T10:00 Asia/Tokyo 2027-06-01T01:00:00Z from schedule"},
 		{"both", JobSpec{At: "2027-06-01T10:00", Schedule: "* * * * *"}, "schedule: at and schedule are both set: set exactly one, at to run the Job once or schedule to run it on a cron schedule"},
 		{"neither (schedule: \"\")", JobSpec{}, `schedule: neither at nor schedule is set, so the Job would never run: set schedule to a cron schedule, e.g. "30 2 * * *", or at to a wall time in the time zone to run it once, e.g. "2027-09-01T10:00"`},
@@ -80,9 +85,6 @@ func TestJobSpecCompile(t *testing.T) {
 				if s.FromSchedule {
 					got += " from schedule"
 				}
-				if s.Rounded {
-					got += ", rounded"
-				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Compile(%+v) (-want +got):\n%s", tt.spec, diff)
@@ -105,7 +107,7 @@ func TestJobScheduleRuns(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if diff := cmp.Diff([]time.Time{instant(t, "2027-03-28T12:01:00Z")}, at.Runs(from, to)); diff != "" {
+	if diff := cmp.Diff([]time.Time{instant(t, "2027-03-28T12:00:30Z")}, at.Runs(from, to)); diff != "" {
 		t.Errorf("one-shot Runs (-want +got):\n%s", diff)
 	}
 	if got := at.Runs(to, to.Add(time.Hour)); got != nil {

@@ -14,12 +14,17 @@ const (
 )
 
 // InstantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
-// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC (and the zero Zone).
+// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC (and the zero Zone); with seconds
+// when they are not zero (a ScheduledJob's at to the second).
 func InstantText(t time.Time, zone Zone) string {
-	if zone.Name == DefaultZone || zone.Location == nil {
-		return t.UTC().Format(utcLayout)
+	local, utc := localLayout, utcLayout
+	if t.Second() != 0 {
+		local, utc = localLayout+":05", "2006-01-02 15:04:05 UTC"
 	}
-	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(localLayout), zone.Name, t.UTC().Format(utcLayout))
+	if zone.Name == DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utc)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
 }
 
 // SecondText is InstantText to the second (truncated), for deadlines, which are counted in

@@ -83,19 +83,33 @@ type LocalDateTime struct {
 	Day    int
 	Hour   int
 	Minute int
+	// Second is zero except for a time read by ParseAt.
+	Second int
 }
 
-// String returns the canonical form, yyyy-MM-ddTHH:mm.
+// String returns the canonical form, yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss when Second is
+// not zero.
 func (l LocalDateTime) String() string {
-	return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", l.Year, int(l.Month), l.Day, l.Hour, l.Minute)
+	s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", l.Year, int(l.Month), l.Day, l.Hour, l.Minute)
+	if l.Second != 0 {
+		s += fmt.Sprintf(":%02d", l.Second)
+	}
+	return s
 }
 
 // In returns the instant l names in loc, by the DST rule (see ResolveWall).
 func (l LocalDateTime) In(loc *time.Location) time.Time {
-	return ResolveWall(loc, l.Year, l.Month, l.Day, l.Hour, l.Minute)
+	return resolve(orUTC(loc), l.wall()).at
+}
+
+// wall returns l as a wall (see civil).
+func (l LocalDateTime) wall() time.Time {
+	return civil(l.Year, l.Month, l.Day, l.Hour, l.Minute).Add(time.Duration(l.Second) * time.Second)
 }
 
 const dateTimeExpected = `expected yyyy-MM-ddTHH:mm (wall time in the time zone) or RFC 3339 with an offset, e.g. "2027-03-14T09:30" or "2027-03-14T09:30:00+09:00"`
+
+const atExpected = `expected yyyy-MM-ddTHH:mm or yyyy-MM-ddTHH:mm:ss (wall time in the time zone) or RFC 3339 with an offset, e.g. "2027-03-14T09:30", "2027-03-14T09:30:15" or "2027-03-14T09:30:15+09:00"`
 
 // ParseLocalDateTime parses a date and time of day. The canonical form is yyyy-MM-ddTHH:mm,
 // read as wall time in loc; seconds :00 are accepted. RFC 3339 with an offset or Z (with or
@@ -106,12 +120,28 @@ const dateTimeExpected = `expected yyyy-MM-ddTHH:mm (wall time in the time zone)
 // An RFC 3339 time in the second occurrence of a repeated hour becomes a wall time that the
 // DST rule resolves to its first occurrence; DSTNotes reports such times.
 func ParseLocalDateTime(s string, loc *time.Location) (LocalDateTime, error) {
+	return parseDateTime(s, loc, false)
+}
+
+// ParseAt parses the time of a one-shot Job: what ParseLocalDateTime accepts, and whole
+// seconds, which are kept (the "AT" controller ran its Jobs at RFC 3339 instants to the
+// second). The canonical form stays yyyy-MM-ddTHH:mm when the seconds are 00, and is
+// yyyy-MM-ddTHH:mm:ss otherwise. Fractions of a second must be zero. A nil loc means UTC.
+func ParseAt(s string, loc *time.Location) (LocalDateTime, error) {
+	return parseDateTime(s, loc, true)
+}
+
+func parseDateTime(s string, loc *time.Location, seconds bool) (LocalDateTime, error) {
 	loc = orUTC(loc)
+	expected := dateTimeExpected
+	if seconds {
+		expected = atExpected
+	}
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return LocalDateTime{}, errors.New("a date and time is required: " + dateTimeExpected)
+		return LocalDateTime{}, errors.New("a date and time is required: " + expected)
 	}
-	syntaxErr := fmt.Errorf("%q is not a date and time: %s", s, dateTimeExpected)
+	syntaxErr := fmt.Errorf("%q is not a date and time: %s", s, expected)
 
 	// yyyy-MM-dd
 	if len(t) < 10 || leadingDigits(t, 4) != 4 || t[4] != '-' || leadingDigits(t[5:], 2) != 2 || t[7] != '-' || leadingDigits(t[8:], 2) != 2 {
@@ -133,20 +163,21 @@ func ParseLocalDateTime(s string, loc *time.Location) (LocalDateTime, error) {
 	l.Hour, l.Minute = atoi(t[1:3]), atoi(t[4:6])
 	t = t[6:]
 
-	// Optional :ss and fraction; they must be zero.
-	wholeMinute := true
+	// Optional :ss and fraction; the fraction must be zero, and so must the seconds unless
+	// they are allowed.
+	wholeSecond := true
 	if strings.HasPrefix(t, ":") {
 		if leadingDigits(t[1:], 2) != 2 {
 			return LocalDateTime{}, syntaxErr
 		}
-		wholeMinute = t[1:3] == "00"
+		l.Second = atoi(t[1:3])
 		t = t[3:]
 		if strings.HasPrefix(t, ".") {
 			n := leadingDigits(t[1:], len(t))
 			if n == 0 {
 				return LocalDateTime{}, syntaxErr
 			}
-			wholeMinute = wholeMinute && strings.Trim(t[1:1+n], "0") == ""
+			wholeSecond = strings.Trim(t[1:1+n], "0") == ""
 			t = t[1+n:]
 		}
 	}
@@ -176,19 +207,26 @@ func ParseLocalDateTime(s string, loc *time.Location) (LocalDateTime, error) {
 	if n := daysIn(l.Year, l.Month); l.Day < 1 || l.Day > n {
 		return LocalDateTime{}, fmt.Errorf("%q is not a valid date: %s %d has %d days", s, l.Month, l.Year, n)
 	}
-	if l.Hour > 23 || l.Minute > 59 {
+	if l.Hour > 23 || l.Minute > 59 || l.Second > 59 {
+		if seconds {
+			return LocalDateTime{}, fmt.Errorf("%q is not a valid time of day: expected HH:mm:ss on a 24-hour clock from 00:00:00 to 23:59:59", s)
+		}
 		return LocalDateTime{}, fmt.Errorf("%q is not a valid time of day: expected HH:mm on a 24-hour clock from 00:00 to 23:59", s)
 	}
-	if !wholeMinute {
+	switch {
+	case !wholeSecond && seconds:
+		return LocalDateTime{}, fmt.Errorf("%q has a fraction of a second: times are whole seconds, e.g. %q", s, l.String())
+	case (!wholeSecond || l.Second != 0) && !seconds:
+		l.Second = 0
 		return LocalDateTime{}, fmt.Errorf("%q has seconds: times are whole minutes (seconds must be 00), e.g. %q", s, l.String())
 	}
 	if !hasOffset {
 		return l, nil
 	}
 
-	at := time.Date(l.Year, l.Month, l.Day, l.Hour, l.Minute, 0, 0, time.FixedZone("", offset)).In(loc)
-	converted := LocalDateTime{Year: at.Year(), Month: at.Month(), Day: at.Day(), Hour: at.Hour(), Minute: at.Minute()}
-	if converted.Year < 0 || converted.Year > 9999 || at.Second() != 0 {
+	at := time.Date(l.Year, l.Month, l.Day, l.Hour, l.Minute, l.Second, 0, time.FixedZone("", offset)).In(loc)
+	converted := LocalDateTime{Year: at.Year(), Month: at.Month(), Day: at.Day(), Hour: at.Hour(), Minute: at.Minute(), Second: at.Second()}
+	if converted.Year < 0 || converted.Year > 9999 || (!seconds && at.Second() != 0) {
 		// Years outside 0000-9999 have no canonical form; seconds appear only for historic
 		// offsets (local mean time) that are not whole minutes.
 		return LocalDateTime{}, fmt.Errorf("%q is not a wall time in %s that can be written as yyyy-MM-ddTHH:mm", s, loc)

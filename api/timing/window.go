@@ -30,6 +30,9 @@ type Spec struct {
 	StartTime, EndTime string
 	// StartDayOfWeek and EndDayOfWeek are the days of a Weekly window.
 	StartDayOfWeek, EndDayOfWeek string
+	// DaysOfWeek are the days on which a Daily window opens (a window that crosses
+	// midnight belongs to the day it opens); empty means every day.
+	DaysOfWeek []string
 	// Schedule (a cron expression) and Duration (a Go duration of at least 1m) define a
 	// Cron window.
 	Schedule, Duration string
@@ -45,6 +48,7 @@ const (
 	FieldStartTime      = "startTime"
 	FieldEndDayOfWeek   = "endDayOfWeek"
 	FieldEndTime        = "endTime"
+	FieldDaysOfWeek     = "daysOfWeek"
 	FieldSchedule       = "schedule"
 	FieldDuration       = "duration"
 )
@@ -52,7 +56,9 @@ const (
 // FieldError is a problem with one field of a Spec. Webhooks map Field to their field path
 // and report Detail as the message.
 type FieldError struct {
-	Field  string // one of the Field* constants
+	// Field is one of the Field* constants; for an item of a list it is followed by the
+	// item's index, "daysOfWeek[2]", as in a field path.
+	Field  string
 	Value  string // the value as given
 	Detail string // what was wrong, what was expected, and how to fix it
 }
@@ -104,6 +110,8 @@ type Window struct {
 	// Daily and Weekly.
 	start, end       Clock
 	startDay, endDay time.Weekday
+	// days has bit d set for each weekday d on which a Daily window opens; 0 means every day.
+	days uint8
 	// OneShot: the wall times, and the interval they resolve to.
 	startWall, endWall LocalDateTime
 	oneShot            Interval
@@ -149,6 +157,15 @@ func (s Spec) Compile() (*Window, []FieldError) {
 			fail(f.name, f.value, fmt.Errorf("%q is set, but %s windows do not use this field: remove it", f.value, s.Type))
 		}
 	}
+	if len(s.DaysOfWeek) > 0 && !used[FieldDaysOfWeek] {
+		days := strings.Join(s.DaysOfWeek, ", ")
+		detail := fmt.Sprintf("%q is set, but %s windows do not use this field: remove it", days, s.Type)
+		if s.Type == TypeWeekly {
+			detail += "; a Weekly window is one stretch from its start day and time to its end day and time, " +
+				"while type Daily with these days opens the same hours on each of them"
+		}
+		fail(FieldDaysOfWeek, days, errors.New(detail))
+	}
 
 	switch s.Type {
 	case TypeDaily, TypeWeekly:
@@ -183,6 +200,16 @@ func (s Spec) Compile() (*Window, []FieldError) {
 		w.canonical.StartTime, w.canonical.EndTime = w.start.String(), w.end.String()
 		if weekly {
 			w.canonical.StartDayOfWeek, w.canonical.EndDayOfWeek = w.startDay.String(), w.endDay.String()
+		} else {
+			for i, d := range s.DaysOfWeek {
+				day, err := ParseWeekday(d)
+				if err != nil {
+					fail(fmt.Sprintf("%s[%d]", FieldDaysOfWeek, i), d, err)
+					continue
+				}
+				w.days |= 1 << day
+			}
+			w.canonical.DaysOfWeek = weekdayNames(w.days)
 		}
 
 	case TypeOneShot:
@@ -221,7 +248,7 @@ func (s Spec) Compile() (*Window, []FieldError) {
 
 // fieldsUsed lists, per type, the fields besides type and timeZone that it reads.
 var fieldsUsed = map[Type]map[string]bool{
-	TypeDaily:   {FieldStartTime: true, FieldEndTime: true},
+	TypeDaily:   {FieldStartTime: true, FieldEndTime: true, FieldDaysOfWeek: true},
 	TypeWeekly:  {FieldStartDayOfWeek: true, FieldStartTime: true, FieldEndDayOfWeek: true, FieldEndTime: true},
 	TypeOneShot: {FieldStartTime: true, FieldEndTime: true},
 	TypeCron:    {FieldSchedule: true, FieldDuration: true},
@@ -358,12 +385,19 @@ func (w *Window) recurring(t, first time.Time, step int) iter.Seq[Interval] {
 			if iv.Start.After(limit) {
 				return
 			}
-			if iv.End.After(iv.Start) && iv.End.After(t) && !yield(iv) {
+			if w.opensOn(day.Weekday()) && iv.End.After(iv.Start) && iv.End.After(t) && !yield(iv) {
 				return
 			}
 		}
 	}
 }
+
+// opensOn reports whether a Daily window opens on weekday d (always for a Weekly window,
+// which recurring steps from start day to start day).
+func (w *Window) opensOn(d time.Weekday) bool { return w.days == 0 || w.days&(1<<d) != 0 }
+
+// crossesMidnight reports whether a Daily window ends on the day after it opens.
+func (w *Window) crossesMidnight() bool { return w.end.minutes() <= w.start.minutes() }
 
 // occurrence returns the Daily or Weekly interval that starts on the local date day.
 func (w *Window) occurrence(day time.Time) Interval {

@@ -431,6 +431,11 @@ func (c *checker) admission(ctx context.Context) Result {
 		case strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "timeout"):
 			r.Hint = "the webhook did not answer in time: check the manager's logs and network policies between the API server and the Pods"
 		}
+	case strings.Contains(err.Error(), "denied the request") && apierrors.IsForbidden(err):
+		// The validating webhook answered with its permission check: this account may create
+		// ScheduledJobs but not Jobs, like the chart's check account on purpose.
+		r.OK, r.Detail = true, fmt.Sprintf("the webhooks answered a dry-run create of a %s in %s; the permission check refused it because this account may not create Jobs there "+
+			"(expected for the chart's check account; whoever creates ScheduledJobs needs that permission)", kind, c.namespace)
 	case strings.Contains(err.Error(), "denied the request"):
 		// The webhook answered; it only disliked the probe object.
 		r.OK, r.Detail = true, fmt.Sprintf("the webhooks answered a dry-run create of a %s (they rejected the probe object: %v)", kind, err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 const chartGenerated = "../../charts/almanac/templates/generated"
@@ -130,5 +132,58 @@ func TestGenerateRefuses(t *testing.T) {
 	}
 	if strings.Contains(string(files["webhooks.yaml"]), "caBundle:") {
 		t.Error("webhooks.yaml renders a caBundle of its own")
+	}
+}
+
+// TestAggregatedRoles: the roles for namespace users come from the CRDs: every verb on each
+// kind (and its scale subresource) for admin and edit, never its status; read access to
+// each kind, its status and scale for view.
+func TestAggregatedRoles(t *testing.T) {
+	crd := func(group, plural string, status, scale bool) apiextensionsv1.CustomResourceDefinition {
+		c := apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1alpha1", Served: true, Subresources: &apiextensionsv1.CustomResourceSubresources{}}},
+		}}
+		if status {
+			c.Spec.Versions[0].Subresources.Status = &apiextensionsv1.CustomResourceSubresourceStatus{}
+		}
+		if scale {
+			c.Spec.Versions[0].Subresources.Scale = &apiextensionsv1.CustomResourceSubresourceScale{}
+		}
+		return c
+	}
+	got := aggregatedRoles([]apiextensionsv1.CustomResourceDefinition{
+		crd("b.example.com", "widgets", true, true),
+		crd("a.example.com", "gadgets", true, false),
+		crd("a.example.com", "plain", false, false),
+	})
+	write := []rbacv1.PolicyRule{
+		{APIGroups: []string{"a.example.com"}, Resources: []string{"gadgets", "plain"}, Verbs: allVerbs},
+		{APIGroups: []string{"b.example.com"}, Resources: []string{"widgets"}, Verbs: allVerbs},
+		{APIGroups: []string{"b.example.com"}, Resources: []string{"widgets/scale"}, Verbs: []string{"get", "patch", "update"}},
+	}
+	want := []aggregatedRole{
+		{suffix: "admin", aggregateTo: "admin", rules: write},
+		{suffix: "edit", aggregateTo: "edit", rules: write},
+		{suffix: "view", aggregateTo: "view", rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"a.example.com"}, Resources: []string{"gadgets", "gadgets/status", "plain"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"b.example.com"}, Resources: []string{"widgets", "widgets/scale", "widgets/status"}, Verbs: []string{"get", "list", "watch"}},
+		}},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(aggregatedRole{})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Rendered, each role carries its aggregation label and the whole file the switch.
+	out := string(aggregateRolesTemplate(nil))
+	for _, want := range []string{
+		"{{- if .Values.rbac.aggregateToDefaultRoles }}",
+		`name: {{ include "almanac.fullname" . }}-edit`,
+		`rbac.authorization.k8s.io/aggregate-to-admin: "true"`,
+		`rbac.authorization.k8s.io/aggregate-to-edit: "true"`,
+		`rbac.authorization.k8s.io/aggregate-to-view: "true"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("aggregate-roles.yaml lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -90,6 +90,19 @@ func slotOf(owner string, job *batchv1.Job) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// isOneShotJob reports whether j is the Job of the one-shot s: its slot, from the annotation
+// or, if someone removed that, from the name, is in the minute of s.Due. The Job's name holds
+// the minute, so an at to the second (13:53:55) and an update of at within the same minute
+// name the same Job, which is created once. It is false for a cron schedule (s nil or not a
+// one-shot).
+func isOneShotJob(s *timing.JobSchedule, owner string, j *batchv1.Job) bool {
+	if s == nil || !s.OneShot() {
+		return false
+	}
+	slot, ok := slotOf(owner, j)
+	return ok && batchv1alpha1.SlotMinute(slot) == batchv1alpha1.SlotMinute(s.Due)
+}
+
 // accountedUntil is the watermark of the status: every slot at or before it has been run or
 // counted as missed, and never runs (again).
 func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
@@ -120,8 +133,8 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 	p := plan{oneShot: true}
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) && slot.After(mark) {
-			p.ran = slot
+		if isOneShotJob(s, sj.Name, j) && s.Due.After(mark) {
+			p.ran = s.Due
 		}
 	}
 	switch {

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -448,6 +449,70 @@ func TestOneShot(t *testing.T) {
 	w.jobs = nil // pruned with successfulJobsHistoryLimit 0
 	if p := w.step(at.Add(2 * time.Minute)); !p.run.IsZero() || w.sj.Status.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded {
 		t.Errorf("after pruning: run %s, phase %s; want none and Succeeded", p.run, w.sj.Status.Phase)
+	}
+}
+
+// TestOneShotToTheSecond checks exactly-once for an at with seconds (the "AT" controller's
+// instants): the Job starts at the second, is named by its minute, and neither a lost status
+// write, a removed annotation, a status read back from JSON nor an update of at within the
+// same minute creates a second Job.
+func TestOneShotToTheSecond(t *testing.T) {
+	at := utc("2036-03-21T13:53:55Z")
+	w := &world{t: t, sj: atSJ("2036-03-21T13:53:55", "UTC", at.Add(-time.Hour))}
+	if p := w.step(at.Add(-time.Second)); !p.run.IsZero() || p.requeueAfter != time.Second {
+		t.Fatalf("a second early: run %s, requeueAfter %v; want none and 1s", p.run, p.requeueAfter)
+	}
+	before := *w.sj.Status.DeepCopy()
+	p := w.step(at)
+	if !p.run.Equal(at) {
+		t.Fatalf("at the instant: run %s, want %s", p.run, at)
+	}
+	if got, want := w.jobs[0].Name, "report-"+itoa(utc("2036-03-21T13:53:00Z").Unix()/60); got != want {
+		t.Errorf("Job name %s, want %s (the minute of the slot)", got, want)
+	}
+	if got := w.jobs[0].Annotations[batchv1alpha1.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
+		t.Errorf("scheduled-time annotation %q, want the instant to the second", got)
+	}
+
+	// The status write of that reconcile failed, and someone removed the annotation: the
+	// Job's name still says that the slot ran.
+	w.sj.Status = before
+	delete(w.jobs[0].Annotations, batchv1alpha1.AnnotationScheduledTime)
+	if p := w.step(at.Add(2 * time.Second)); !p.run.IsZero() || !p.ran.Equal(at) {
+		t.Fatalf("after a lost status write: run %s, ran %s; want none and %s", p.run, p.ran, at)
+	}
+	if got := w.sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(at) {
+		t.Fatalf("lastScheduleTime %v, want %s", got, at)
+	}
+
+	// The status as the API server stores it (RFC 3339, seconds).
+	raw, err := json.Marshal(w.sj.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.sj.Status = batchv1alpha1.ScheduledJobStatus{}
+	if err := json.Unmarshal(raw, &w.sj.Status); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.step(at.Add(3 * time.Second)); !p.run.IsZero() {
+		t.Fatalf("after a status round trip: ran again at %s", p.run)
+	}
+
+	// at moved later within the same minute: its Job exists already.
+	w.sj.Spec.At = "2036-03-21T13:53:58"
+	if p := w.step(utc("2036-03-21T13:53:58Z")); !p.run.IsZero() {
+		t.Fatalf("at moved within its minute: ran again at %s", p.run)
+	}
+	if len(w.created) != 1 {
+		t.Errorf("%d Jobs created, want 1", len(w.created))
+	}
+	// at moved to another minute is another run, with another name.
+	w.sj.Spec.At = "2036-03-21T13:54:30"
+	if p := w.step(utc("2036-03-21T13:54:30Z")); !p.run.Equal(utc("2036-03-21T13:54:30Z")) {
+		t.Fatalf("at moved to the next minute: run %s", p.run)
+	}
+	if len(w.jobs) != 2 || w.jobs[0].Name == w.jobs[1].Name {
+		t.Errorf("Jobs %v, want two with different names", []string{w.jobs[0].Name, w.jobs[len(w.jobs)-1].Name})
 	}
 }
 

@@ -172,8 +172,7 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
 	s, err := compile(&sj.Spec)
 	for _, j := range current {
-		slot, ok := slotOf(sj.Name, j)
-		ours := err == nil && s.OneShot() && ok && slot.Equal(s.Due)
+		ours := err == nil && isOneShotJob(s, sj.Name, j)
 		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
 			continue
 		}

@@ -58,7 +58,7 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 	}
 	var job *batchv1.Job
 	for _, j := range current {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) {
+		if isOneShotJob(s, sj.Name, j) {
 			job = j
 		}
 	}

@@ -87,7 +87,7 @@ func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus,
 		return batchv1alpha1.ScheduledJobPhasePending
 	}
 	for _, j := range current {
-		if slot, ok := slotOf(sj.Name, j); ok && slot.Equal(s.Due) {
+		if isOneShotJob(s, sj.Name, j) {
 			return jobPhase(j)
 		}
 	}

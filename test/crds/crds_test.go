@@ -351,6 +351,41 @@ spec:
 			rulesNotChecked,
 		},
 	}, {
+		name: "Weekly Schedule with daysOfWeek, and a day that is not one",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: weekly-days}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Weekly
+  startDayOfWeek: Monday
+  startTime: "09:00"
+  endDayOfWeek: Wednesday
+  endTime: "17:00"
+  daysOfWeek: [Monday]`,
+		want: []metav1.StatusCause{rule("spec.daysOfWeek", "daysOfWeek is only used by type Daily: a Weekly window is one stretch from startDayOfWeek to endDayOfWeek; "+
+			"for the same hours on several days use type Daily with daysOfWeek")},
+	}, {
+		name: "Daily Schedule with a day that is not one, and eight days",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: caturday}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Daily
+  startTime: "09:00"
+  endTime: "17:00"
+  daysOfWeek: [Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday, Caturday]`,
+		want: []metav1.StatusCause{
+			{Type: metav1.CauseType("FieldValueTooMany"), Field: "spec.daysOfWeek", Message: "Too many: 8: must have at most 7 items"},
+			unsupported("spec.daysOfWeek[7]", `"Caturday"`, `"Monday"`, `"Tuesday"`, `"Wednesday"`, `"Thursday"`, `"Friday"`, `"Saturday"`, `"Sunday"`),
+			rulesNotChecked,
+		},
+	}, {
 		name: "Weekly Schedule without an end day",
 		manifest: `
 apiVersion: autoscaling.almanac.dev/v1alpha1
@@ -448,7 +483,16 @@ kind: ScheduledJob
 metadata: {name: bad-at}
 spec:
   at: "next tuesday"` + jobTemplate,
-		want: []metav1.StatusCause{rule("spec.at", `at is a wall time in timeZone written yyyy-MM-ddTHH:mm, e.g. "2027-09-01T10:00"`)},
+		want: []metav1.StatusCause{rule("spec.at", `at is a wall time in timeZone written yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss to the second, e.g. "2027-09-01T10:00" or "2027-09-01T10:00:30"`)},
+	}, {
+		name: "ScheduledJob with an at to a fraction of a second",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: fraction-at}
+spec:
+  at: "2030-01-01T00:00:30.5"` + jobTemplate,
+		want: []metav1.StatusCause{rule("spec.at", `at is a wall time in timeZone written yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss to the second, e.g. "2027-09-01T10:00" or "2027-09-01T10:00:30"`)},
 	}, {
 		name: "ScheduledJob without a jobTemplate",
 		manifest: `
@@ -520,6 +564,9 @@ func TestKubectlExplain(t *testing.T) {
 		{"spa.status", []string{"activeSchedules", "nextTransitionTime", "lastAppliedTransition", "observedGeneration", "conditions"}},
 		{"schedules.spec", []string{"scaleTargetRef", "startDayOfWeek", "timeZone", "Friday 18:00 to Monday 08:00", "half-open"}},
 		{"schedules.spec.timeZone", []string{"IANA time zone name", "Default UTC", `"+09:00" → "Etc/GMT-9"`}},
+		{"schedules.spec.daysOfWeek", []string{"FIELD: daysOfWeek <[]string>", "(type Daily) are the days on which the window opens", "belongs to the day it opens", "Omitted or empty: every day"}},
+		{"schedules.spec.endDayOfWeek", []string{"in one stretch", "lasts 49 hours 10 minutes", "use type Daily with daysOfWeek"}},
+		{"sj.spec.at", []string{`"yyyy-MM-ddTHH:mm:ss" for a time to the second`}},
 		{"schedules.status.phase", []string{"Completed once a OneShot window has closed"}},
 		{"scheduledjobs.spec", []string{"at", "schedule", "startingDeadlineSeconds", "concurrencyPolicy", "jobTemplate", "successfulJobsHistoryLimit"}},
 		{"sj.spec.schedule", []string{"runs once", "@every", "moved to at"}},
@@ -561,7 +608,7 @@ func TestPrinterColumns(t *testing.T) {
 	}{
 		{[]string{"get", "spa"}, "NAME MINPODS MAXPODS ACTIVE NEXT READY AGE"},
 		{[]string{"get", "schedule"}, "NAME REFERENCE TYPE MINPODS MAXPODS STATUS AGE"},
-		{[]string{"get", "schedule", "-o", "wide"}, "NAME REFERENCE TYPE STARTTIME ENDTIME STARTDAYOFWEEK ENDDAYOFWEEK TIMEZONE MINPODS MAXPODS STATUS AGE"},
+		{[]string{"get", "schedule", "-o", "wide"}, "NAME REFERENCE TYPE STARTTIME ENDTIME STARTDAYOFWEEK ENDDAYOFWEEK DAYSOFWEEK TIMEZONE MINPODS MAXPODS STATUS AGE"},
 		{[]string{"get", "sj"}, "NAME AT SCHEDULE TIMEZONE SUSPEND PHASE LAST NEXT AGE"},
 		{[]string{"get", "ej"}, "NAME TRIGGERKIND TRIGGER ON SUSPEND RUNS AGE"},
 	}
@@ -587,10 +634,11 @@ func TestPrinterColumns(t *testing.T) {
 			}
 		}
 	})
-	t.Run("a Weekly Schedule's row", func(t *testing.T) {
+	t.Run("a Daily Schedule's row shows its days", func(t *testing.T) {
 		out := runKubectl(t, kubectl, "get", "schedule", "nginx-push-notification", "-o", "wide", "--no-headers", "-n", ns)
 		got := strings.Fields(out)
-		want := []string{"nginx-push-notification", "nginx", "Weekly", "11:50", "13:00", "Monday", "Wednesday", "Asia/Tokyo", "10", "20"}
+		// The empty day columns of a Daily Schedule print as nothing.
+		want := []string{"nginx-push-notification", "nginx", "Daily", "11:50", "13:00", `["Monday","Tuesday","Wednesday"]`, "Asia/Tokyo", "10", "20"}
 		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
 			t.Errorf("row = %q, want it to start with %q", got, want)
 		}

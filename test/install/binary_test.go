@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/almanac-dev/almanac/reconcilers/devenv"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -34,7 +33,7 @@ import (
 var binaryDir string
 
 // almanacBinary builds the almanac binary once per test run: these tests run what a user
-// runs (`almanac manager`, `almanac check`, `almanac dev`), flags, exit codes and all.
+// runs (`almanac manager`, `almanac check`), flags, exit codes and all.
 var almanacBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "almanac-bin-")
 	if err != nil {
@@ -167,7 +166,7 @@ func TestManagerBinary(t *testing.T) {
 	const id = "binary"
 	ctx := context.Background()
 	webhookPort, metricsPort := freePort(t), freePort(t)
-	n, err := devenv.InstallWebhookConfigurations(ctx, env.Client, testenv.RepoRoot(), id, webhookPort)
+	n, err := testenv.InstallWebhookConfigurations(ctx, env.Client, testenv.RepoRoot(), id, webhookPort)
 	if err != nil || n == 0 {
 		t.Fatalf("installing config/webhook's configurations: %d webhooks, %v", n, err)
 	}
@@ -303,160 +302,72 @@ func TestManagerBinary(t *testing.T) {
 	}
 }
 
-// syncBuffer is an io.Writer that a test reads while a process writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// descendants lists the processes below pid (from /proc).
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may contain spaces, so parse after the last ')'.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 1 {
-			if pp, err := strconv.Atoi(fields[1]); err == nil {
-				parent[p] = pp
-			}
-		}
-	}
-	var out []int
-	in := map[int]bool{pid: true}
-	for changed := true; changed; {
-		changed = false
-		for p, pp := range parent {
-			if in[pp] && !in[p] {
-				in[p], changed = true, true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// alive reports whether pid runs (a zombie waiting to be reaped does not).
-func alive(pid int) (bool, string) {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+// TestShippedBinaryHasNoTestCode: the almanac binary (what the image runs) links no test or
+// development code: not controller-runtime's envtest (whose package init creates a folder,
+// which a read-only root refuses), nothing under test/ or hack/.
+func TestShippedBinaryHasNoTestCode(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.Output()
 	if err != nil {
-		return false, ""
+		t.Fatalf("go list -deps .: %v", err)
 	}
-	i := bytes.LastIndexByte(stat, ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	return len(fields) > 0 && fields[0] != "Z", string(stat[:i+1])
+	for _, pkg := range strings.Fields(string(out)) {
+		switch {
+		case strings.HasPrefix(pkg, "sigs.k8s.io/controller-runtime/pkg/envtest"),
+			strings.HasPrefix(pkg, "github.com/almanac-dev/almanac/test/"),
+			strings.HasPrefix(pkg, "github.com/almanac-dev/almanac/hack/"):
+			t.Errorf("the shipped binary imports %s", pkg)
+		}
+	}
 }
 
-// TestDev runs `almanac dev` (what `make demo` runs) as a user does: it must start a local
-// API server and the manager, pass `almanac check`, apply the examples, create a Job of a
-// demo ScheduledJob within about a minute, and on Ctrl-C (SIGINT to its process group, as a
-// terminal sends it) exit 0 leaving no process and no temporary folder behind.
-func TestDev(t *testing.T) {
-	out := &syncBuffer{}
-	cmd := exec.Command(buildAlmanac(t), "dev", "--root="+testenv.RepoRoot(), "--lead=1s", "--interval=1s")
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+// TestBinaryRunsOnAReadOnlyRoot runs the binary as the chart's Pods do, with a read-only
+// root filesystem (a private mount namespace where / is remounted read-only): nothing in its
+// import graph may write at start-up. Every command must start; `almanac check` against a
+// kubeconfig that does not exist must fail with its own usage error (exit 2), not a panic.
+// The binary once linked envtest, whose init panicked here with
+// "mkdir /tmp/kubebuilder-envtest: read-only file system".
+func TestBinaryRunsOnAReadOnlyRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a private mount namespace (CI runs as root)")
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	exited := false
-	defer func() {
-		if !exited {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			t.Logf("almanac dev killed: %v", <-done)
-		}
-		if t.Failed() {
-			t.Logf("almanac dev printed:\n%s", out.String())
-		}
-	}()
-	waitFor := func(timeout time.Duration, what string, ok func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(timeout)
-		for !ok(out.String()) {
-			select {
-			case err := <-done:
-				exited = true
-				t.Fatalf("almanac dev exited (%v) before %s", err, what)
-			case <-time.After(200 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("almanac dev: not %s within %s", what, timeout)
-			}
+	bin := buildAlmanac(t)
+	examples := filepath.Join(testenv.RepoRoot(), "examples")
+	for _, args := range [][]string{
+		{"--help"},
+		{"manager", "--help"},
+		{"check", "--help"},
+		{"validate", "-f", examples},
+		{"preview", "-f", examples, "--from", "2036-08-31T00:00:00Z", "--for", "1d"},
+	} {
+		out, code := runReadOnly(t, bin, args...)
+		if code != 0 {
+			t.Errorf("almanac %s on a read-only root: exit %d\n%s", strings.Join(args, " "), code, out)
 		}
 	}
-	waitFor(3*time.Minute, "showing the state", func(s string) bool { return strings.Contains(s, "State at ") })
-	for _, want := range []string{"ready: the webhooks answer with a certificate the API server trusts", "✓ Admission", "almanac is ready.", "export KUBECONFIG="} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("almanac dev printed no %q", want)
-		}
+	out, code := runReadOnly(t, bin, "check", "--kubeconfig=/does/not/exist")
+	if code != 2 || strings.Contains(out, "panic") {
+		t.Errorf("almanac check on a read-only root: exit %d, want 2 without a panic\n%s", code, out)
 	}
-	if strings.Contains(out.String(), "  ! ") {
-		t.Errorf("almanac dev reported a problem (lines starting with !)")
-	}
-	// demo-at runs at the next full minute after now+1s.
-	waitFor(150*time.Second, "creating a Job of a demo ScheduledJob", func(s string) bool {
-		for _, l := range strings.Split(s, "\n") {
-			if strings.Contains(l, "Job demo-") && strings.Contains(l, "created") && strings.Contains(l, "owner=ScheduledJob/demo-") {
-				return true
-			}
-		}
-		return false
-	})
+}
 
-	procs := descendants(cmd.Process.Pid)
-	if len(procs) < 3 {
-		t.Errorf("almanac dev runs %d processes, want at least etcd, kube-apiserver and the manager", len(procs))
+// runReadOnly runs bin with args in a private mount namespace whose root is read-only, with
+// HOME and TMPDIR on that root (as in a container with readOnlyRootFilesystem).
+func runReadOnly(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	script := `mount --make-rprivate / && mount -o remount,bind,ro / && exec "$0" "$@"`
+	cmd := exec.Command("unshare", append([]string{"--mount", "sh", "-c", script, bin}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME=/nonexistent", "TMPDIR=/tmp", "XDG_CACHE_HOME=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	default:
+		t.Fatalf("unshare: %v", err)
+		return "", -1
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
-			t.Errorf("almanac dev exited with %v after Ctrl-C, want 0", err)
-		}
-	case <-time.After(90 * time.Second):
-		t.Fatal("almanac dev did not exit within 90s of Ctrl-C")
-	}
-	for _, p := range procs {
-		if ok, what := alive(p); ok {
-			t.Errorf("process %s outlived almanac dev", what)
-		}
-	}
-	for _, want := range []string{"» Stopping the manager", "» Stopping kube-apiserver and etcd", "  removed /"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("almanac dev printed no %q on Ctrl-C", want)
-		}
-	}
-	for _, l := range strings.Split(out.String(), "\n") {
-		if dir, ok := strings.CutPrefix(l, "  removed "); ok {
-			if _, err := os.Stat(dir); !os.IsNotExist(err) {
-				t.Errorf("the temporary folder %s is still there: %v", dir, err)
-			}
-		}
-	}
-	t.Logf("almanac dev printed:\n%s", out.String())
 }

@@ -240,6 +240,9 @@ type renderCase struct {
 	// noCRDs: crds.enabled=false; dropCRDs: crds.keep=false (no resource-policy keep).
 	noCRDs, dropCRDs bool
 	serviceMonitor   bool
+	// noAggregatedRoles: rbac.aggregateToDefaultRoles=false; noPermissionCheck:
+	// webhook.permissionCheck=false.
+	noAggregatedRoles, noPermissionCheck bool
 }
 
 var renderCases = []renderCase{
@@ -254,6 +257,8 @@ var renderCases = []renderCase{
 	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3, minAvailable: 2, serviceMonitor: true},
 	{name: "CRDs not kept", args: []string{"--set", "crds.keep=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, dropCRDs: true},
 	{name: "CRDs left to the user", args: []string{"--set", "crds.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noCRDs: true},
+	{name: "roles for users left to the user", args: []string{"--set", "rbac.aggregateToDefaultRoles=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAggregatedRoles: true},
+	{name: "permission check off", args: []string{"--set", "webhook.permissionCheck=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noPermissionCheck: true},
 }
 
 func TestHelmLint(t *testing.T) {
@@ -270,6 +275,8 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "certificates.mode=external"},
 		{"--set", "replicas=2"},
 		{"--set", "webhook.failurePolicy=fail"},
+		{"--set", "webhook.permissionCheck=maybe"},
+		{"--set", "rbac.aggregateToDefaultRole=false"},
 	} {
 		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
 			t.Errorf("helm template %v succeeded, want a schema error", bad)
@@ -319,6 +326,7 @@ func TestHelmTemplate(t *testing.T) {
 			checkCertificates(t, objs, tc.mode)
 			checkCRDs(t, objs, tc)
 			checkMetrics(t, objs, tc)
+			checkAggregatedRoles(t, objs, tc)
 			dryRun(t, c, objs)
 			podSecurity(t, c, objs)
 		})
@@ -480,6 +488,63 @@ func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
 	}
 }
 
+// checkAggregatedRoles: almanac-admin, almanac-edit and almanac-view, each with the label
+// that aggregates it into the built-in role of the same name, covering every CRD the chart
+// knows (all verbs for admin and edit, read for view; status only readable, through view);
+// none with rbac.aggregateToDefaultRoles=false.
+func checkAggregatedRoles(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	roles := map[string]*rbacv1.ClusterRole{}
+	for _, cr := range find[*rbacv1.ClusterRole](objs) {
+		for k, v := range cr.Labels {
+			if strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-") && v == "true" {
+				roles[cr.Name] = cr
+			}
+		}
+	}
+	if tc.noAggregatedRoles {
+		if len(roles) != 0 {
+			t.Errorf("rbac.aggregateToDefaultRoles=false renders %d aggregated roles", len(roles))
+		}
+		return
+	}
+	grants := func(cr *rbacv1.ClusterRole, group, resource, verb string) bool {
+		return slices.ContainsFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+	}
+	for _, builtin := range []string{"admin", "edit", "view"} {
+		cr := roles["almanac-"+builtin]
+		if cr == nil {
+			t.Errorf("no ClusterRole almanac-%s", builtin)
+			continue
+		}
+		if len(cr.Labels) == 0 || cr.Labels["rbac.authorization.k8s.io/aggregate-to-"+builtin] != "true" {
+			t.Errorf("ClusterRole %s does not aggregate into %s: labels %v", cr.Name, builtin, cr.Labels)
+		}
+		for _, crd := range check.CRDNames() {
+			resource, group, _ := strings.Cut(crd, ".")
+			for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"} {
+				want := builtin != "view" || verb == "get" || verb == "list" || verb == "watch"
+				if got := grants(cr, group, resource, verb); got != want {
+					t.Errorf("ClusterRole %s grants %s on %s: %v, want %v", cr.Name, verb, crd, got, want)
+				}
+			}
+			if got := grants(cr, group, resource+"/status", "get"); got != (builtin == "view") {
+				t.Errorf("ClusterRole %s grants get on %s/status: %v, want it only in view", cr.Name, crd, got)
+			}
+			for _, verb := range []string{"update", "patch"} {
+				if grants(cr, group, resource+"/status", verb) {
+					t.Errorf("ClusterRole %s grants %s on %s/status: only the manager writes status", cr.Name, verb, crd)
+				}
+			}
+		}
+	}
+	if len(roles) != 3 {
+		t.Errorf("%d aggregated roles, want 3", len(roles))
+	}
+}
+
 // checkCRDs: the four CRDs, kept on uninstall unless crds.keep=false, none with
 // crds.enabled=false.
 func checkCRDs(t *testing.T, objs []rendered, tc renderCase) {
@@ -563,7 +628,8 @@ func checkDeployment(t *testing.T, objs []rendered, tc renderCase) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Error("the manager lacks resource requests and a memory limit")
 	}
-	for _, want := range []string{"--leader-elect=true", "--cert-mode=" + string(tc.mode), "--mutating-webhook-configuration=almanac-webhook", "--validating-webhook-configuration=almanac-webhook"} {
+	for _, want := range []string{"--leader-elect=true", "--cert-mode=" + string(tc.mode), "--mutating-webhook-configuration=almanac-webhook", "--validating-webhook-configuration=almanac-webhook",
+		fmt.Sprintf("--permission-check=%v", !tc.noPermissionCheck)} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("manager args %v lack %s", c.Args, want)
 		}

@@ -44,21 +44,21 @@ func applyExample(t *testing.T, ns, file string) {
 	}
 }
 
-// The "at" controller's sample, migrated: at-sample creates Job at-sample-<slot> at
-// 2036-03-21 13:53 UTC, once.
+// The "at" controller's sample, migrated (and moved to 2036): at-sample creates Job
+// at-sample-<minute of the slot> at 2036-03-21 13:53:55 UTC, to the second, once.
 func TestExampleAt(t *testing.T) {
 	ns := namespace(t)
-	at := time.Date(2036, 3, 21, 13, 53, 0, 0, time.UTC)
+	at := time.Date(2036, 3, 21, 13, 53, 55, 0, time.UTC)
 	clk := newTestClock(t, at.Add(-time.Minute))
 	startManager(t, ns, clk, nil)
 	applyExample(t, ns, "scheduledjob-at.yaml")
-	eventually(t, "Pending until 13:53", func() (bool, error) {
+	eventually(t, "Pending until 13:53:55", func() (bool, error) {
 		return getSJ(t, ns, "at-sample").Status.Phase == batchv1alpha1.ScheduledJobPhasePending, nil
 	})
 	clk.JumpTo(at.Add(-time.Second))
 	time.Sleep(200 * time.Millisecond)
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
-		t.Fatalf("Job %s created before 13:53", got[0].Name)
+		t.Fatalf("Job %s created before 13:53:55", got[0].Name)
 	}
 	clk.JumpTo(at)
 	want := "at-sample-" + "34828673" // 2036-03-21T13:53Z in Unix minutes
@@ -70,10 +70,17 @@ func TestExampleAt(t *testing.T) {
 			t.Logf("status %+v events %v", getSJ(t, ns, "at-sample").Status, eventReasons(t, ns, "at-sample"))
 		}
 	}()
+	j := &batchv1.Job{}
 	eventually(t, "Job "+want, func() (bool, error) {
-		j := &batchv1.Job{}
 		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: want}, j)
 		return err == nil, client.IgnoreNotFound(err)
+	})
+	if got := j.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
+		t.Errorf("the Job's scheduled time is %q, want the instant to the second", got)
+	}
+	eventually(t, "lastScheduleTime to the second", func() (bool, error) {
+		last := getSJ(t, ns, "at-sample").Status.LastScheduleTime
+		return last != nil && last.Time.Equal(at), nil
 	})
 	finishJob(t, ns, want, batchv1.JobComplete, at.Add(31*time.Second))
 	eventually(t, "phase Succeeded", func() (bool, error) {
@@ -95,7 +102,7 @@ func TestExampleEventJob(t *testing.T) {
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "hello"}, cj); err != nil {
 		t.Fatal(err)
 	}
-	// What the CronJob controller would create at */5.
+	// What the CronJob controller would create for one of its minutes.
 	up := upstreamJob(t, ns, "hello-29000000", cj, "CronJob")
 	time.Sleep(200 * time.Millisecond)
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "eventjob-sample"}); len(got) != 0 {

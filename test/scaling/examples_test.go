@@ -23,10 +23,12 @@ import (
 )
 
 // TestMigratedExamples applies examples/scheduledpodautoscaler.yaml and examples/schedule.yaml
-// (scheduled-pod-autoscaler's manifests with only the apiVersions changed) and checks, at
-// chosen instants of a fake clock, what scheduled-pod-autoscaler documented: outside every
-// window the baseline applies; overlapping Schedules give the largest minReplicas and the
-// largest maxReplicas; each Schedule is read in its own time zone.
+// (scheduled-pod-autoscaler's README sample as `almanac migrate` converts it, beside three
+// almanac Schedules) and checks, at chosen instants of a fake clock, what scheduled-pod-autoscaler
+// documented: its Weekly Monday-Wednesday 11:50-13:00 is that daily window on each of the three
+// days (active on Tuesday at noon, not on Tuesday at 03:27 nor on Thursday); outside every
+// window the baseline applies; overlapping Schedules give the largest minReplicas and the largest
+// maxReplicas; each Schedule is read in its own time zone.
 //
 // The reconciler is called directly with the fake clock (its client reads from a real
 // manager's cache), and the HPA is read back from the API server.
@@ -62,7 +64,7 @@ func TestMigratedExamples(t *testing.T) {
 	})
 
 	const (
-		push   = "nginx-push-notification" // Weekly Mon 11:50 – Wed 13:00 Asia/Tokyo, 10–20
+		push   = "nginx-push-notification" // Daily 11:50 – 13:00 Monday to Wednesday Asia/Tokyo, 10–20
 		batch  = "nginx-nightly-batch"     // Daily 22:00 – 02:00 America/New_York, min 5
 		month  = "nginx-month-start"       // Cron "0 9 1 * *" for 3h Europe/Berlin, 8–30
 		launch = "nginx-launch"            // OneShot 2036-09-01 10:00 – 18:00 Asia/Tokyo, 15–40
@@ -76,13 +78,17 @@ func TestMigratedExamples(t *testing.T) {
 		{"2036-08-27T12:00:00Z", 3, 10, nil, "Wednesday 21:00 Tokyo, 08:00 New York, 14:00 Berlin: no window, the baseline"},
 		{"2036-09-01T01:30:00Z", 15, 40, []string{launch}, "Monday 10:30 Tokyo: the launch window only (push opens at 11:50)"},
 		{"2036-09-01T02:50:00Z", 15, 40, []string{launch, batch, push}, "Monday 11:50 Tokyo = Sunday 22:50 New York: three windows, largest min and max"},
-		{"2036-09-01T07:30:00Z", 15, 40, []string{launch, month, push}, "09:30 in Berlin (CEST) on the 1st; the nightly batch ended at 02:00 New York"},
-		{"2036-09-01T09:30:00Z", 10, 30, []string{month, push}, "launch over: min from push (10 > 8), max from month-start (30 > 20)"},
+		{"2036-09-01T07:30:00Z", 15, 40, []string{launch, month}, "Monday 16:30 Tokyo: push closed at 13:00; 09:30 in Berlin (CEST) on the 1st"},
+		{"2036-09-01T09:30:00Z", 8, 30, []string{month}, "launch over: month-start alone"},
+		{"2036-09-01T18:27:00Z", 3, 10, nil, "Tuesday 03:27 Tokyo: push is closed (one 49-hour Weekly window would be open)"},
+		{"2036-09-02T03:00:00Z", 10, 20, []string{batch, push}, "Tuesday 12:00 Tokyo: push again; Monday 23:00 New York: min from push (10 > 5), max from push (20 > 10)"},
 		{"2036-09-03T04:00:00Z", 5, 10, []string{batch}, "Wednesday 13:00 Tokyo: push closed; midnight in New York: batch's min, the baseline's max"},
 		{"2036-09-03T06:00:00Z", 3, 10, nil, "02:00 New York (EDT): the nightly batch ends, the baseline returns"},
-		{"2036-12-01T06:30:00Z", 10, 20, []string{batch, push}, "01:30 New York (EST, so 06:30Z, not 05:30Z)"},
-		{"2036-12-01T07:30:00Z", 10, 20, []string{push}, "08:30 Berlin (CET): month-start opens at 09:00 Berlin, 08:00Z in winter"},
-		{"2036-12-01T08:30:00Z", 10, 30, []string{month, push}, "09:30 Berlin (CET)"},
+		{"2036-09-04T03:00:00Z", 5, 10, []string{batch}, "Thursday 12:00 Tokyo: push does not open on Thursdays; Wednesday 23:00 New York"},
+		{"2036-12-01T02:59:00Z", 10, 20, []string{push}, "Monday 11:59 Tokyo; 21:59 New York on Sunday: batch opens at 22:00 EST, 03:00Z in winter"},
+		{"2036-12-01T06:30:00Z", 5, 10, []string{batch}, "01:30 New York (EST, so 06:30Z, not 05:30Z); 15:30 Tokyo: push closed"},
+		{"2036-12-01T07:30:00Z", 3, 10, nil, "08:30 Berlin (CET): month-start opens at 09:00 Berlin, 08:00Z in winter"},
+		{"2036-12-01T08:30:00Z", 8, 30, []string{month}, "09:30 Berlin (CET)"},
 	} {
 		t.Run(tt.at, func(t *testing.T) {
 			clk.SetTime(instant(t, tt.at))

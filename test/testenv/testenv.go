@@ -110,6 +110,16 @@ func (e *Env) Stop() error {
 	return e.env.Stop()
 }
 
+// AddUser returns a config that authenticates as the user name in groups (with a client
+// certificate), who may do only what RBAC grants that name and those groups.
+func (e *Env) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, e.Config)
+	if err != nil {
+		return nil, fmt.Errorf("failed to add user %s: %w", name, err)
+	}
+	return u.Config(), nil
+}
+
 // InstalledCRDs names the CustomResourceDefinitions that Start installed, by group and
 // resource.
 func (e *Env) InstalledCRDs() []schema.GroupResource {

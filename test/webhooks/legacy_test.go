@@ -81,7 +81,7 @@ func instantOf(t *testing.T, wall, zone string) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := timing.ParseLocalDateTime(wall, z.Location)
+	l, err := timing.ParseAt(wall, z.Location)
 	if err != nil {
 		t.Fatalf("the stored at %q: %v", wall, err)
 	}

@@ -78,10 +78,9 @@ kind: ScheduledJob
 metadata: {name: at-sample}
 spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplate,
-		want: []metav1.StatusCause{invalid("spec.at", `Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and could start until 2020-03-21 14:04:00 UTC `+
+		want: []metav1.StatusCause{invalid("spec.at", `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC `+
 			`(startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`)},
-		wantWarnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:54", a wall time in UTC ` +
-			`(rounded up to the next whole minute: times are whole minutes)`},
+		wantWarnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 	}, {
 		name: "ScheduledJob with a TZ= prefix",
 		manifest: `
@@ -247,6 +246,24 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Daily, startTime: "02:
 				`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`,
 		},
 	}, {
+		name: "a Weekly window over three days whose end time is after its start time",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: push-weekly}
+spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Weekly, startDayOfWeek: Monday, startTime: "11:50", endDayOfWeek: Wednesday, endTime: "13:00", timeZone: Asia/Tokyo}`,
+		want: []string{
+			"spec: a Weekly window is one stretch of time: Monday 11:50 to Wednesday 13:00 in Asia/Tokyo is open for 2 days 1 hour 10 minutes at a time, once a week. " +
+				`For 11:50 to 13:00 on each day from Monday to Wednesday, write type: Daily, startTime: "11:50", endTime: "13:00", daysOfWeek: [Monday, Tuesday, Wednesday] ` +
+				"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)",
+			// One stretch from Monday 11:50 overlaps the night window that began on Sunday in
+			// New York, and the whole of Monday's office hours.
+			`spec: the windows overlap those of Schedule "night" from 2027-01-18 11:50 to 15:30 Asia/Tokyo (2027-01-18 02:50 to 06:30 UTC); ` +
+				`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`,
+			`spec: the windows overlap those of Schedule "office" from 2027-01-18 11:50 to 17:00 Asia/Tokyo (2027-01-18 02:50 to 08:00 UTC); ` +
+				`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`,
+		},
+	}, {
 		name: "cron Job across DST",
 		manifest: `
 apiVersion: batch.almanac.dev/v1alpha1
@@ -313,6 +330,25 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Weekly, startDayOfWeek
 			"spec.timeZone": "Asia/Tokyo", "spec.startTime": "09:00", "spec.endTime": "17:00", "spec.startDayOfWeek": "Monday", "spec.endDayOfWeek": "Friday",
 			"spec.scaleTargetRef.apiVersion": "autoscaling.almanac.dev/v1alpha1", "spec.scaleTargetRef.kind": "ScheduledPodAutoscaler",
 		},
+	}, {
+		name: "Daily Schedule with daysOfWeek",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: weekdays}
+spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: Daily, startTime: "9:00", endTime: "18:00", daysOfWeek: [fri, THU, wednesday, Tue, mon, monday], timeZone: europe/berlin}`,
+		want: map[string]any{
+			"spec.daysOfWeek": []any{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}, "spec.startTime": "09:00", "spec.timeZone": "Europe/Berlin",
+		},
+	}, {
+		name: "ScheduledJob at to the second",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: at-second}
+spec:
+  schedule: "2036-03-21T13:53:55Z"` + jobTemplate,
+		want: map[string]any{"spec.at": "2036-03-21T13:53:55", "spec.schedule": nil, "spec.timeZone": "UTC"},
 	}, {
 		name: "offset zone",
 		manifest: `

@@ -148,6 +148,9 @@ func zonesOf(a Autoscaler) []*time.Location {
 func describe(s timing.Spec) string {
 	switch s.Type {
 	case timing.TypeDaily:
+		if len(s.DaysOfWeek) > 0 {
+			return fmt.Sprintf("Daily %s-%s on %s", s.StartTime, s.EndTime, strings.Join(s.DaysOfWeek, ", "))
+		}
 		return fmt.Sprintf("Daily %s-%s", s.StartTime, s.EndTime)
 	case timing.TypeWeekly:
 		return fmt.Sprintf("Weekly %s %s - %s %s", s.StartDayOfWeek, s.StartTime, s.EndDayOfWeek, s.EndTime)

@@ -9,7 +9,8 @@ import (
 type ScheduleType string
 
 const (
-	// ScheduleTypeDaily opens a window every day from startTime to endTime (HH:mm).
+	// ScheduleTypeDaily opens a window every day (or on each of daysOfWeek) from startTime to
+	// endTime (HH:mm).
 	ScheduleTypeDaily ScheduleType = "Daily"
 	// ScheduleTypeWeekly opens a window every week from startDayOfWeek startTime to the
 	// next endDayOfWeek endTime.
@@ -65,6 +66,7 @@ type ScaleTargetReference struct {
 // +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || (!has(self.schedule) && !has(self.duration))",message="schedule and duration are only used by type Cron"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || (has(self.startDayOfWeek) && has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are required for type Weekly"
 // +kubebuilder:validation:XValidation:rule="self.type == 'Weekly' || (!has(self.startDayOfWeek) && !has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are only used by type Weekly"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Daily' || !has(self.daysOfWeek) || size(self.daysOfWeek) == 0",message="daysOfWeek is only used by type Daily: a Weekly window is one stretch from startDayOfWeek to endDayOfWeek; for the same hours on several days use type Daily with daysOfWeek",fieldPath=".daysOfWeek"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.startTime) || self.startTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes startTime as HH:mm on a 24-hour clock, e.g. \"09:30\"",fieldPath=".startTime"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.endTime) || self.endTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes endTime as HH:mm on a 24-hour clock, e.g. \"18:00\"",fieldPath=".endTime"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || !has(self.startTime) || self.startTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Weekly takes startTime as HH:mm on a 24-hour clock, e.g. \"09:30\"",fieldPath=".startTime"
@@ -93,9 +95,10 @@ type ScheduleSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// type of recurrence: Daily (startTime, endTime as HH:mm), Weekly (plus
-	// startDayOfWeek, endDayOfWeek), OneShot (startTime, endTime as yyyy-MM-ddTHH:mm) or
-	// Cron (schedule, duration). Windows are half-open: [start, end).
+	// type of recurrence: Daily (startTime, endTime as HH:mm, every day or on daysOfWeek),
+	// Weekly (one stretch from startDayOfWeek startTime to endDayOfWeek endTime), OneShot
+	// (startTime, endTime as yyyy-MM-ddTHH:mm) or Cron (schedule, duration). Windows are
+	// half-open: [start, end).
 	// +required
 	Type ScheduleType `json:"type"`
 
@@ -122,11 +125,24 @@ type ScheduleSpec struct {
 	StartDayOfWeek string `json:"startDayOfWeek,omitempty"`
 
 	// endDayOfWeek is the day on which a Weekly window closes: the window runs to the next
-	// occurrence of endDayOfWeek endTime after the start, so Friday 18:00 to Monday 08:00
-	// crosses the weekend.
+	// occurrence of endDayOfWeek endTime after the start, in one stretch, so Friday 18:00 to
+	// Monday 08:00 crosses the weekend, and Monday 11:50 to Wednesday 13:00 lasts 49 hours 10
+	// minutes. For the same hours on each of several days, use type Daily with daysOfWeek.
 	// +optional
 	// +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
 	EndDayOfWeek string `json:"endDayOfWeek,omitempty"`
+
+	// daysOfWeek (type Daily) are the days on which the window opens: Monday … Sunday
+	// (case-insensitive names and three-letter abbreviations are normalized at admission,
+	// which also sorts them Monday first and drops repeats). A window that crosses midnight
+	// belongs to the day it opens: Friday 22:00 to 02:00 is open early on Saturday, not early
+	// on Friday. Omitted or empty: every day. For example [Monday, Tuesday, Wednesday,
+	// Thursday, Friday] with 09:00 to 18:00 is open on weekdays.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	DaysOfWeek []string `json:"daysOfWeek,omitempty"`
 
 	// schedule (type Cron) is a 5-field cron expression (minute hour day-of-month month
 	// day-of-week) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight,
@@ -202,6 +218,7 @@ type ScheduleStatus struct {
 // +kubebuilder:printcolumn:name="EndTime",type=string,JSONPath=`.spec.endTime`,priority=1
 // +kubebuilder:printcolumn:name="StartDayOfWeek",type=string,JSONPath=`.spec.startDayOfWeek`,priority=1
 // +kubebuilder:printcolumn:name="EndDayOfWeek",type=string,JSONPath=`.spec.endDayOfWeek`,priority=1
+// +kubebuilder:printcolumn:name="DaysOfWeek",type=string,JSONPath=`.spec.daysOfWeek`,priority=1
 // +kubebuilder:printcolumn:name="TimeZone",type=string,JSONPath=`.spec.timeZone`,priority=1
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`

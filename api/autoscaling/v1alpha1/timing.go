@@ -13,6 +13,7 @@ func (s *ScheduleSpec) Timing() timing.Spec {
 		EndTime:        s.EndTime,
 		StartDayOfWeek: s.StartDayOfWeek,
 		EndDayOfWeek:   s.EndDayOfWeek,
+		DaysOfWeek:     s.DaysOfWeek,
 		Schedule:       s.Schedule,
 		Duration:       s.Duration,
 		TimeZone:       s.TimeZone,

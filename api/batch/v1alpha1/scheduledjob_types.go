@@ -26,11 +26,12 @@ const (
 // ScheduledJobSpec says when to run a Job: once at an instant (at) or on a cron schedule.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.at) != has(self.schedule)",message="exactly one of at and schedule is required: at runs the Job once, schedule runs it on a cron schedule"
-// +kubebuilder:validation:XValidation:rule="!has(self.at) || self.at.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$')",message="at is a wall time in timeZone written yyyy-MM-ddTHH:mm, e.g. \"2027-09-01T10:00\"",fieldPath=".at"
+// +kubebuilder:validation:XValidation:rule="!has(self.at) || self.at.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$')",message="at is a wall time in timeZone written yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss to the second, e.g. \"2027-09-01T10:00\" or \"2027-09-01T10:00:30\"",fieldPath=".at"
 type ScheduledJobSpec struct {
 	// at runs the Job once, at this wall-clock time in timeZone, written
-	// "yyyy-MM-ddTHH:mm" (seconds ":00" and RFC 3339 with an offset or Z are accepted
-	// and converted at admission). A time skipped by a daylight-saving change means the
+	// "yyyy-MM-ddTHH:mm", or "yyyy-MM-ddTHH:mm:ss" for a time to the second (seconds ":00"
+	// are dropped at admission; RFC 3339 with an offset or Z is accepted and converted to
+	// the wall time in timeZone). A time skipped by a daylight-saving change means the
 	// instant the clocks jumped; a repeated time means its first occurrence. A time whose
 	// deadline (at + startingDeadlineSeconds) has passed is rejected on create.
 	// Exactly one of at and schedule.

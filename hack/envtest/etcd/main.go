@@ -1,4 +1,4 @@
-// Command etcd is the etcd server used by almanac's integration tests and `almanac dev`.
+// Command etcd is the etcd server used by almanac's integration tests, `make demo` and hack/cluster.sh.
 package main
 
 import (

@@ -1,17 +1,17 @@
-// Package devenv implements `almanac dev` (and `make demo`): almanac on a local
-// kube-apiserver and etcd, without a cluster. It is the interactive twin of test/testenv —
-// the same binaries (hack/envtest.sh), the same CRDs — with the real manager running as a
-// separate process (`almanac manager`, self-managed certificates, leader election: the code
-// path of a cluster install), the examples applied next to Schedules and ScheduledJobs whose
-// windows open within the next minutes, and the live state printed until Ctrl-C.
+// Command demo is `make demo`: almanac on a local kube-apiserver and etcd, without a
+// cluster. It is the interactive twin of test/testenv — the same binaries (hack/envtest.sh),
+// the same CRDs — with the real manager running as a separate process (`bin/almanac manager`,
+// self-managed certificates, leader election: the code path of a cluster install), the
+// examples applied next to Schedules and ScheduledJobs whose windows open within the next
+// minutes, and the live state printed until Ctrl-C.
 //
-// It lives beside the reconcilers, not under test/, because the binary carries it as a
-// subcommand; it is a development tool all the same: nothing in it runs in a cluster.
-package devenv
+// It is a development tool, not part of the shipped binary: it links controller-runtime's
+// envtest, whose package init writes to the user's cache folder, which a read-only root (the
+// chart's Pods) refuses.
+package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,8 +25,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,60 +33,34 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/jsonpath"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
-// Namespace is where the manager "runs": its CA Secret and its Lease.
-const Namespace = "almanac-system"
+// namespace is where the manager "runs": its CA Secret and its Lease.
+const namespace = "almanac-system"
 
-// Options are the flags of `almanac dev`.
-type Options struct {
-	// Root is the almanac checkout (config/, examples/, hack/envtest.sh).
-	Root string
-	// Dir holds the kubeconfig and the manager's log (default: a new temporary folder,
-	// removed on exit).
-	Dir string
-	// Keep leaves Dir in place on exit.
-	Keep bool
-	// Lead is how far ahead the first generated window opens.
-	Lead time.Duration
-	// Interval is how often the live state is refreshed.
-	Interval time.Duration
-}
-
-// NewCommand returns the `almanac dev` command.
-func NewCommand() *cobra.Command {
-	opts := Options{}
-	cmd := &cobra.Command{
-		Use:   "dev",
-		Short: "Run almanac on a local kube-apiserver and etcd with the examples, until Ctrl-C",
-		Long: `Start a local kube-apiserver and etcd (built on first use by hack/envtest.sh), install
-almanac's CRDs and webhook configurations, run the manager with self-managed certificates,
-apply examples/ plus Schedules and ScheduledJobs that open within the next minutes, write a
-kubeconfig, and show the live state until Ctrl-C, which stops and removes everything.
-
-There is no kube-controller-manager: Deployments get no Pods and Jobs never run, but
-everything almanac does (HPA bounds, status, Jobs created) is visible.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return Run(cmd.Context(), opts, cmd.OutOrStdout())
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Root, "root", ".", "The almanac checkout (it needs config/, examples/ and hack/envtest.sh).")
-	f.StringVar(&opts.Dir, "dir", "", "Folder for the kubeconfig and the manager's log (default: a new temporary folder).")
-	f.BoolVar(&opts.Keep, "keep", false, "Keep --dir on exit.")
-	f.DurationVar(&opts.Lead, "lead", time.Minute, "How far ahead the first generated window opens.")
-	f.DurationVar(&opts.Interval, "interval", 2*time.Second, "How often the live state is refreshed.")
-	return cmd
+// options are the demo's flags.
+type options struct {
+	// root is the almanac checkout (config/, examples/, hack/envtest.sh).
+	root string
+	// almanac is the almanac binary that runs the manager (default: root/bin/almanac).
+	almanac string
+	// dir holds the kubeconfig, the manager's log and the control plane's data (default: a
+	// new temporary folder, removed on exit).
+	dir string
+	// keep leaves dir in place on exit.
+	keep bool
+	// lead is how far ahead the first generated window opens.
+	lead time.Duration
+	// interval is how often the live state is refreshed.
+	interval time.Duration
 }
 
 type printer struct{ w io.Writer }
@@ -101,10 +73,12 @@ func (p printer) line(format string, a ...any) {
 	_, _ = fmt.Fprintf(p.w, format+"\n", a...)
 }
 
-// Run runs the demo until ctx ends, then cleans up.
-func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
+// run runs the demo until ctx ends, then stops everything it started and removes its folder.
+// hurry is closed when the user asks a second time: the remaining processes are killed
+// rather than stopped gracefully (the folder is removed all the same).
+func run(ctx context.Context, opts options, out io.Writer, hurry <-chan struct{}) (err error) {
 	p := printer{out}
-	root, err := filepath.Abs(opts.Root)
+	root, err := filepath.Abs(opts.root)
 	if err != nil {
 		return err
 	}
@@ -113,22 +87,34 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 			return fmt.Errorf("%s is not an almanac checkout (%s is missing): run `make demo` in the clone, or pass --root", root, need)
 		}
 	}
-	if opts.Lead <= 0 {
-		opts.Lead = time.Minute
+	almanac := opts.almanac
+	if almanac == "" {
+		almanac = filepath.Join(root, "bin", "almanac")
 	}
-	if opts.Interval <= 0 {
-		opts.Interval = 2 * time.Second
+	if _, err := os.Stat(almanac); err != nil {
+		return fmt.Errorf("the almanac binary %s: %w: run `make demo` (it builds bin/almanac), or pass --almanac", almanac, err)
 	}
-	dir := opts.Dir
+	if opts.lead <= 0 {
+		opts.lead = time.Minute
+	}
+	if opts.interval <= 0 {
+		opts.interval = 2 * time.Second
+	}
+	dir := opts.dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "almanac-dev-"); err != nil {
+		if dir, err = os.MkdirTemp("", "almanac-demo-"); err != nil {
 			return err
 		}
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if !opts.Keep {
-		defer func() { _ = os.RemoveAll(dir) }()
+	if !opts.keep {
+		// Registered first, so it runs last: after every process has stopped.
+		defer func() {
+			if rmErr := os.RemoveAll(dir); rmErr != nil {
+				p.line("  ! could not remove %s: %v", dir, rmErr)
+			}
+		}()
 	}
 
 	p.step("Finding kube-apiserver and etcd (hack/envtest.sh builds them on first use: several minutes, once)")
@@ -138,25 +124,39 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 
 	p.step("Starting kube-apiserver and etcd")
+	// The control plane's data and certificates live in dir too, so that one folder holds
+	// everything the demo writes.
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.Scheme,
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		return fmt.Errorf("failed to start kube-apiserver and etcd from %s: %w", assets, err)
+	etcdDir, certDir := filepath.Join(dir, "etcd"), filepath.Join(dir, "kube-apiserver")
+	for _, d := range []string{etcdDir, certDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
 	}
-	defer func() {
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
+	env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	stopControlPlane := func() {
 		p.step("Stopping kube-apiserver and etcd")
-		_ = env.Stop()
-		if opts.Keep {
+		if err := env.Stop(); err != nil {
+			p.line("  ! %v", err)
+		}
+		if opts.keep {
 			p.line("  kept %s", dir)
 		} else {
 			p.line("  removed %s", dir)
 		}
-	}()
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		stopControlPlane()
+		return fmt.Errorf("failed to start kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	defer stopControlPlane()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		return err
@@ -167,7 +167,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 	p.line("  API server %s, CRDs from config/crd/bases installed", cfg.Host)
 
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}); err != nil {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		return err
 	}
 	webhookPort, err := freePort()
@@ -178,26 +178,26 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	n, err := InstallWebhookConfigurations(ctx, c, root, certs.DefaultWebhookConfigName, webhookPort)
+	n, err := testenv.InstallWebhookConfigurations(ctx, c, root, certs.DefaultWebhookConfigName, webhookPort)
 	if err != nil {
 		return err
 	}
 	p.step("Installed the webhook configurations from config/webhook (%d webhooks, calling https://localhost:%d)", n, webhookPort)
 
 	logPath := filepath.Join(dir, "manager.log")
-	p.step("Starting the manager (almanac manager --cert-mode=self-managed; log: %s)", logPath)
-	mgr, err := startManager(kubeconfig, logPath, webhookPort, probePort, n > 0)
+	p.step("Starting the manager (%s manager --cert-mode=self-managed; log: %s)", relative(root, almanac), logPath)
+	mgr, err := startManager(almanac, kubeconfig, logPath, webhookPort, probePort, n > 0)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		p.step("Stopping the manager")
-		mgr.stop()
+		mgr.stop(hurry)
 	}()
 	if err := mgr.waitReady(ctx, probePort, 90*time.Second); err != nil {
 		return fmt.Errorf("%w; the manager's log ends with:\n%s", err, tail(logPath, 20))
 	}
-	p.line("  ready: the webhooks answer with a certificate the API server trusts (CA in Secret %s/%s)", Namespace, certs.DefaultCASecretName)
+	p.line("  ready: the webhooks answer with a certificate the API server trusts (CA in Secret %s/%s)", namespace, certs.DefaultCASecretName)
 
 	p.step("almanac check (what the chart runs after an install)")
 	if err := check.Run(ctx, check.Options{
@@ -208,7 +208,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	}
 
 	now := time.Now()
-	applied, err := applyExamples(ctx, c, root, now, opts.Lead, p)
+	applied, err := applyExamples(ctx, c, root, now, opts.lead, p)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,15 @@ func Run(ctx context.Context, opts Options, out io.Writer) (err error) {
 	p.line("what almanac does (HPA bounds, status, Jobs created) is all there. Ctrl-C stops everything.")
 	p.line("")
 
-	return watch(ctx, c, opts.Interval, mgr, logPath, p)
+	return watch(ctx, c, opts.interval, mgr, logPath, p)
+}
+
+// relative names path relative to root when it is inside it (bin/almanac), else in full.
+func relative(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 func webhookName(webhooks int) string {
@@ -272,83 +280,15 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// InstallWebhookConfigurations installs config/webhook's configurations as the chart does
-// (both named name, failurePolicy Fail, 5s, objects being deleted skipped, no caBundle: the
-// manager writes it), but calling the local webhook server https://localhost:port by URL,
-// since there is no Service. It returns the number of webhooks.
-func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, name string, port int) (int, error) {
-	data, err := os.ReadFile(filepath.Join(root, "config", "webhook", "manifests.yaml")) //nolint:gosec // the checkout's own file
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	skip := admissionregistrationv1.MatchCondition{Name: "skip-objects-being-deleted", Expression: "object == null || !has(object.metadata.deletionTimestamp)"}
-	cc := func(old admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.WebhookClientConfig {
-		path := ""
-		if old.Service != nil && old.Service.Path != nil {
-			path = *old.Service.Path
-		}
-		return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://localhost:%d%s", port, path))}
-	}
-	n := 0
-	for _, doc := range strings.Split(string(data), "\n---") {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			return 0, err
-		}
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := yaml.Unmarshal([]byte(doc), m); err != nil {
-				return 0, err
-			}
-			m.ObjectMeta = metav1.ObjectMeta{Name: name}
-			for i := range m.Webhooks {
-				w := &m.Webhooks[i]
-				w.ClientConfig = cc(w.ClientConfig)
-				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, skip)
-			}
-			n += len(m.Webhooks)
-			if err := c.Create(ctx, m); err != nil {
-				return 0, err
-			}
-		case "ValidatingWebhookConfiguration":
-			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := yaml.Unmarshal([]byte(doc), v); err != nil {
-				return 0, err
-			}
-			v.ObjectMeta = metav1.ObjectMeta{Name: name}
-			for i := range v.Webhooks {
-				w := &v.Webhooks[i]
-				w.ClientConfig = cc(w.ClientConfig)
-				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, skip)
-			}
-			n += len(v.Webhooks)
-			if err := c.Create(ctx, v); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return n, nil
-}
-
 type managerProcess struct {
 	cmd  *exec.Cmd
 	done chan error
 	log  *os.File
 }
 
-// startManager runs this binary's `manager` command against the local API server, in its
-// own process group so that the terminal's Ctrl-C reaches only us and we stop it in order.
-func startManager(kubeconfig, logPath string, webhookPort, probePort int, webhooks bool) (*managerProcess, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
+// startManager runs `almanac manager` against the local API server, in its own process group
+// so that the terminal's Ctrl-C reaches only us and we stop it in order.
+func startManager(almanac, kubeconfig, logPath string, webhookPort, probePort int, webhooks bool) (*managerProcess, error) {
 	logFile, err := os.Create(logPath) //nolint:gosec // our own temporary folder
 	if err != nil {
 		return nil, err
@@ -357,24 +297,24 @@ func startManager(kubeconfig, logPath string, webhookPort, probePort int, webhoo
 	if !webhooks {
 		mutating, validating = "", ""
 	}
-	cmd := exec.Command(self, "manager", //nolint:gosec // this very binary
+	cmd := exec.Command(almanac, "manager", //nolint:gosec // the checkout's own binary
 		"--leader-elect",
-		"--leader-election-namespace="+Namespace,
+		"--leader-election-namespace="+namespace,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probePort),
 		"--webhook-port="+strconv.Itoa(webhookPort),
 		"--cert-mode=self-managed",
-		"--cert-namespace="+Namespace,
+		"--cert-namespace="+namespace,
 		"--webhook-dns-names=localhost",
 		"--mutating-webhook-configuration="+mutating,
 		"--validating-webhook-configuration="+validating,
 	)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+Namespace)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+namespace)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
-		return nil, fmt.Errorf("failed to start %s manager: %w", self, err)
+		return nil, fmt.Errorf("failed to start %s manager: %w", almanac, err)
 	}
 	m := &managerProcess{cmd: cmd, done: make(chan error, 1), log: logFile}
 	go func() { m.done <- cmd.Wait() }()
@@ -406,11 +346,16 @@ func (m *managerProcess) waitReady(ctx context.Context, probePort int, timeout t
 	return fmt.Errorf("the manager was not ready within %s", timeout)
 }
 
-func (m *managerProcess) stop() {
+// stop sends SIGTERM and waits for the manager to exit; it kills it after 15 s, or at once
+// when hurry is closed.
+func (m *managerProcess) stop(hurry <-chan struct{}) {
 	_ = m.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-m.done:
 		m.done <- err
+	case <-hurry:
+		_ = m.cmd.Process.Kill()
+		m.done <- <-m.done
 	case <-time.After(15 * time.Second):
 		_ = m.cmd.Process.Kill()
 		m.done <- <-m.done

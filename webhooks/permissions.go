@@ -1,0 +1,299 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+)
+
+// The permission check keeps almanac from being a confused deputy. The manager may create
+// Jobs and HorizontalPodAutoscalers in every namespace; a ScheduledJob, EventJob or
+// ScheduledPodAutoscaler asks it to do so with a Pod template or an autoscaler spec chosen by
+// whoever wrote the object. So the validating webhook admits that content only from a user
+// who may do the same thing directly: it asks the API server with a SubjectAccessReview for
+// the request's user, groups, UID and extra, exactly as the API server authenticated them.
+//
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// PermissionCheckTimeout bounds the SubjectAccessReviews of one admission request. It is well
+// inside the webhooks' 5 s timeout, so that a slow authorizer gives the user almanac's
+// message rather than the API server's "context deadline exceeded".
+const PermissionCheckTimeout = 2 * time.Second
+
+// Delegated is something almanac does in an object's namespace on behalf of whoever wrote
+// the object.
+type Delegated struct {
+	// Verb, Group, Version and Resource are the SubjectAccessReview's resource attributes.
+	Verb, Group, Version, Resource string
+	// Kind names the resource in messages.
+	Kind string
+}
+
+var (
+	createJobs = Delegated{Verb: "create", Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job"}
+	createHPAs = Delegated{Verb: "create", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
+	patchHPAs  = Delegated{Verb: "patch", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
+
+	jobTemplatePath = specPath.Child("jobTemplate")
+	hpaSpecPath     = specPath.Child("horizontalPodAutoscalerSpec")
+)
+
+// DelegatedActions returns what admitting obj lets almanac do on its writer's behalf, and the
+// field whose content almanac acts on; nothing when there is nothing to check.
+//
+// The rule: a ScheduledJob or EventJob makes almanac create batch/v1 Jobs from
+// spec.jobTemplate; a ScheduledPodAutoscaler makes it create and patch an autoscaling
+// HorizontalPodAutoscaler from spec.horizontalPodAutoscalerSpec (its scaleTargetRef, bounds,
+// metrics and behavior). On create the writer must be allowed to do that. On update only when
+// that field changed (anything in it, metadata of the Job template included, compared after
+// defaulting with apimachinery's semantic equality): labels, suspend, the schedule, the
+// trigger or the history limits never change what almanac creates, so users without those
+// rights can still edit them. Schedules only move the bounds of an autoscaler whose spec
+// passed this check, and objects being deleted are never checked. old is nil on create.
+func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
+	if obj.GetDeletionTimestamp() != nil {
+		return nil, nil
+	}
+	switch o := obj.(type) {
+	case *batchv1alpha1.ScheduledJob:
+		if prev, ok := old.(*batchv1alpha1.ScheduledJob); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate) {
+			return nil, nil
+		}
+		return jobTemplatePath, []Delegated{createJobs}
+	case *batchv1alpha1.EventJob:
+		if prev, ok := old.(*batchv1alpha1.EventJob); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate) {
+			return nil, nil
+		}
+		return jobTemplatePath, []Delegated{createJobs}
+	case *autoscalingv1alpha1.ScheduledPodAutoscaler:
+		if prev, ok := old.(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok && prev != nil &&
+			equality.Semantic.DeepEqual(prev.Spec.HorizontalPodAutoscalerSpec, o.Spec.HorizontalPodAutoscalerSpec) {
+			return nil, nil
+		}
+		return hpaSpecPath, []Delegated{createHPAs, patchHPAs}
+	}
+	return nil, nil
+}
+
+// PermissionsNotChecked is what `almanac validate` reports, once, when its input holds an
+// object that the permission check covers: offline there is no user to ask about.
+const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
+	"from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there " +
+	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
+
+// checksPermissions reports whether the permission check covers objects of kind gk.
+func checksPermissions(gk schema.GroupKind) bool {
+	switch gk {
+	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(),
+		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind():
+		return true
+	}
+	return false
+}
+
+// SubjectAccessReview is the question "may user do d in namespace?", with the user's name,
+// UID, groups and extra copied exactly as the API server authenticated them (service
+// accounts, their groups and impersonated users included).
+func SubjectAccessReview(user authenticationv1.UserInfo, namespace string, d Delegated) *authorizationv1.SubjectAccessReview {
+	var extra map[string]authorizationv1.ExtraValue
+	if user.Extra != nil {
+		extra = make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+		for k, v := range user.Extra {
+			extra[k] = authorizationv1.ExtraValue(v)
+		}
+	}
+	return &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: d.Verb, Group: d.Group, Version: d.Version, Resource: d.Resource,
+		},
+	}}
+}
+
+// ReviewFunc creates a SubjectAccessReview and fills in its status (a client's Create).
+type ReviewFunc func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) error
+
+// permissionCheck is the validating webhooks' permission check; a nil *permissionCheck checks
+// nothing (the manager's --permission-check=false).
+type permissionCheck struct {
+	review  ReviewFunc
+	timeout time.Duration
+}
+
+// Option changes what SetupWithManager sets up.
+type Option func(*setupOptions)
+
+type setupOptions struct {
+	permissionCheck bool
+}
+
+// WithPermissionCheck turns the validating webhooks' permission check on (the default) or
+// off (for clusters that control who may create ScheduledJobs, EventJobs and
+// ScheduledPodAutoscalers in another way).
+func WithPermissionCheck(on bool) Option {
+	return func(o *setupOptions) { o.permissionCheck = on }
+}
+
+func newSetupOptions(opts []Option) setupOptions {
+	o := setupOptions{permissionCheck: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// newPermissionCheck returns the check that asks through c, or nil when it is turned off.
+func newPermissionCheck(o setupOptions, c client.Client) *permissionCheck {
+	if !o.permissionCheck {
+		return nil
+	}
+	return &permissionCheck{
+		review:  func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) error { return c.Create(ctx, sar) },
+		timeout: PermissionCheckTimeout,
+	}
+}
+
+// check returns the refusal of req, or nil when its user may do what admitting it lets
+// almanac do. A review that fails (an error, or no answer within the timeout) refuses the
+// request too: the check fails closed, like the webhooks' failurePolicy.
+func (p *permissionCheck) check(ctx context.Context, req admission.Request, r rules) *metav1.Status {
+	if p == nil {
+		return nil
+	}
+	obj, err := r.Decode(req.Object.Raw)
+	if err != nil {
+		return &apierrors.NewInternalError(err).ErrStatus
+	}
+	var old client.Object
+	if req.OldObject.Raw != nil {
+		if old, err = r.Decode(req.OldObject.Raw); err != nil {
+			return &apierrors.NewInternalError(err).ErrStatus
+		}
+	}
+	path, actions := DelegatedActions(obj, old)
+	if len(actions) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	var missing []Delegated
+	for _, d := range actions {
+		sar := SubjectAccessReview(req.UserInfo, req.Namespace, d)
+		if err := p.review(ctx, sar); err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				err = fmt.Errorf("no answer within %s: %w", p.timeout, err)
+			}
+			return &apierrors.NewInternalError(fmt.Errorf(
+				"almanac could not check whether %s may %s %s in namespace %q (SubjectAccessReview: %w), so it refuses the %s: nothing was changed; "+
+					"try again, and if this persists, check the manager's logs and its permission to create subjectaccessreviews",
+				subjectText(req.UserInfo), d.Verb, pluralKind(d.Kind), req.Namespace, err, r.GroupVersionKind().Kind)).ErrStatus
+		}
+		if !sar.Status.Allowed || sar.Status.Denied {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := deniedMessage(req.UserInfo, req.Namespace, r.GroupVersionKind().Kind, path, missing)
+	status := apierrors.NewForbidden(schema.GroupResource{Group: r.GroupVersionKind().Group, Resource: r.Resource()}, req.Name,
+		errors.New(path.String()+": "+msg)).ErrStatus
+	status.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseType(field.ErrorTypeForbidden), Field: path.String(), Message: msg}}
+	return &status
+}
+
+// deniedMessage says which permission user lacks, why almanac needs it, and how to grant it.
+func deniedMessage(user authenticationv1.UserInfo, namespace, kind string, path *field.Path, missing []Delegated) string {
+	var verbs []string
+	for _, d := range missing {
+		verbs = append(verbs, d.Verb)
+	}
+	d := missing[0]
+	does := "creates this ScheduledJob's Jobs"
+	switch kind {
+	case "EventJob":
+		does = "creates this EventJob's Jobs"
+	case "ScheduledPodAutoscaler":
+		does = "creates and patches this ScheduledPodAutoscaler's HorizontalPodAutoscaler"
+	}
+	return fmt.Sprintf("%s may not %s %s (%s/%s %s) in namespace %q, and almanac %s on behalf of whoever writes %s, "+
+		"so it accepts it only from users who may do that themselves: grant %s on %s.%s in namespace %q, "+
+		"e.g. bind the edit ClusterRole: kubectl create rolebinding %s --clusterrole=edit %s --namespace=%s",
+		subjectText(user), strings.Join(verbs, " or "), pluralKind(d.Kind), d.Group, d.Version, d.Resource, namespace,
+		does, path, quoteAll(verbs), d.Resource, d.Group, namespace,
+		bindingName(user.Username), subjectFlag(user.Username), namespace)
+}
+
+func pluralKind(kind string) string { return kind + "s" }
+
+func quoteAll(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = fmt.Sprintf("%q", w)
+	}
+	return strings.Join(q, " and ")
+}
+
+const serviceAccountPrefix = "system:serviceaccount:"
+
+// subjectText names the requester as RBAC would: a ServiceAccount by namespace and name.
+func subjectText(user authenticationv1.UserInfo) string {
+	if ns, name, ok := serviceAccount(user.Username); ok {
+		return fmt.Sprintf("ServiceAccount %s/%s", ns, name)
+	}
+	return fmt.Sprintf("user %q", user.Username)
+}
+
+func serviceAccount(username string) (namespace, name string, ok bool) {
+	rest, found := strings.CutPrefix(username, serviceAccountPrefix)
+	if !found {
+		return "", "", false
+	}
+	namespace, name, ok = strings.Cut(rest, ":")
+	return namespace, name, ok && namespace != "" && name != ""
+}
+
+// subjectFlag is the `kubectl create rolebinding` flag that names the requester.
+func subjectFlag(username string) string {
+	if ns, name, ok := serviceAccount(username); ok {
+		return "--serviceaccount=" + ns + ":" + name
+	}
+	if strings.ContainsAny(username, " '\"") {
+		return fmt.Sprintf("--user=%q", username)
+	}
+	return "--user=" + username
+}
+
+var notInName = regexp.MustCompile(`[^a-z0-9.-]+`)
+
+// bindingName is a RoleBinding name for the hint: "<subject>-edit", within the rules of
+// object names.
+func bindingName(username string) string {
+	if _, name, ok := serviceAccount(username); ok {
+		username = name
+	}
+	s := strings.Trim(notInName.ReplaceAllString(strings.ToLower(username), "-"), "-.")
+	if len(s) > 48 {
+		s = strings.Trim(s[:48], "-.")
+	}
+	if s == "" {
+		return "almanac-edit"
+	}
+	return s + "-edit"
+}
