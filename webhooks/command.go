@@ -21,24 +21,6 @@ const (
 	ExitUsage    = 2 // bad flags, unreadable input, malformed YAML
 )
 
-// ExitError is an error that sets the process's exit status (main.go exits with ExitCode).
-type ExitError struct {
-	Code int
-	Err  error // nil when the report already said everything
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return ""
-	}
-	return e.Err.Error()
-}
-
-// ExitCode is the process's exit status.
-func (e *ExitError) ExitCode() int { return e.Code }
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
 type validateOptions struct {
 	files            []string
 	recursive        bool
@@ -95,7 +77,7 @@ with --warnings-as-errors), 2 for usage errors, unreadable files and malformed Y
 
 func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	usage := func(format string, args ...any) error {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+		return &manifest.ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 	}
 	if len(opts.files) == 0 {
 		return usage("no input: give manifests with -f FILE, -f DIR or -f - (standard input)")
@@ -115,7 +97,7 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	}
 	docs, err := manifest.Read(opts.files, opts.recursive, cmd.InOrStdin())
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 	validate := Validate
 	if opts.asUpdate {
@@ -123,13 +105,13 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	}
 	report, err := validate(cmd.Context(), docs, now)
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 
 	out := cmd.OutOrStdout()
 	if opts.showDefaulted {
 		if err := writeDefaulted(out, report); err != nil {
-			return &ExitError{Code: ExitUsage, Err: err}
+			return &manifest.ExitError{Code: ExitUsage, Err: err}
 		}
 		out = cmd.ErrOrStderr()
 	}
@@ -149,10 +131,10 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 		err = writeText(out, report)
 	}
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 	if report.Summary.Rejected > 0 || (opts.warningsAsErrors && report.Summary.Warnings > 0) {
-		return &ExitError{Code: ExitRejected}
+		return &manifest.ExitError{Code: ExitRejected}
 	}
 	return nil
 }

@@ -317,7 +317,7 @@ func runCommand(t *testing.T, stdin string, args ...string) (string, string, int
 	err := cmd.ExecuteContext(context.Background())
 	code := 0
 	if err != nil {
-		var coded *ExitError
+		var coded *manifest.ExitError
 		if !errors.As(err, &coded) {
 			code = ExitUsage // cobra's own flag errors; main.go exits 2 for them
 		} else {
