@@ -103,6 +103,26 @@ func TestWeekDaily(t *testing.T) {
 	diff(t, want, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T00:00:00Z"))
 }
 
+// TestWeekDailyOnWeekdays: daysOfWeek reaches the desired state through
+// ScheduleSpec.Timing(), the one place a Schedule becomes a timing.Spec (issue 12 added the
+// field to two such conversions). 2027-03-01 is a Monday; 22:00-02:00 in Tokyo crosses
+// midnight and belongs to the day it opens, so Friday's window ends on Saturday and none opens
+// on Saturday or Sunday.
+func TestWeekDailyOnWeekdays(t *testing.T) {
+	spec := daily("22:00", "02:00", "Asia/Tokyo")
+	spec.DaysOfWeek = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}
+	s := schedule("nightly", 5, 20, spec)
+	var want []string
+	for day := 1; day <= 5; day++ { // 22:00 JST is 13:00Z the same day; 02:00 JST is 17:00Z
+		want = append(want,
+			fmt.Sprintf("2027-03-%02dT13:00:00Z 5-20 [nightly]", day),
+			fmt.Sprintf("2027-03-%02dT17:00:00Z 2-10 []", day))
+	}
+	want = append(want, "2027-03-08T13:00:00Z 5-20 [nightly]")
+	diff(t, append([]string{"2027-03-01T00:00:00Z 2-10 []"}, want...),
+		simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T14:00:00Z"))
+}
+
 func TestWeekWeeklyAcrossEuropeanDST(t *testing.T) {
 	// Friday 18:00 to Monday 08:00 in Berlin. The weekend of 2027-03-27/28 switches from CET
 	// (UTC+1) to CEST (UTC+2): the window opens at 17:00Z and closes at 06:00Z.
