@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -22,16 +24,17 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
-	"github.com/almanac-dev/almanac/reconcilers/preview"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/webhooks"
 	"github.com/almanac-dev/almanac/webhooks/migrate"
+	"github.com/almanac-dev/almanac/webhooks/preview"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
@@ -165,6 +168,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err := webhookCerts.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the webhook certificates: %w", err)
 	}
+	if err := registerIndexes(cmd.Context(), mgr); err != nil {
+		return err
+	}
 	clk := clock.RealClock{}
 	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
@@ -178,7 +184,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err := scheduledpodautoscaler.New(mgr, clk).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
 	}
-	if err := schedule.New(mgr, clk).SetupWithManager(mgr); err != nil {
+	scheduleReconciler := schedule.New(mgr, clk)
+	scheduleReconciler.EvaluationErrors = scheduledpodautoscaler.ScheduleEvaluationErrors()
+	if err := scheduleReconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
 	}
 
@@ -193,4 +201,16 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	log.Info("Starting the manager")
 	return mgr.Start(cmd.Context())
+}
+
+// registerIndexes registers, once, every cache field index that the webhooks and reconcilers
+// read (api/index): api/ cannot import controller-runtime's FieldIndexer, so this adapts them.
+func registerIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	for _, ix := range index.All() {
+		values := ix.Values
+		if err := mgr.GetFieldIndexer().IndexField(ctx, ix.Object, ix.Field, func(o client.Object) []string { return values(o) }); err != nil {
+			return fmt.Errorf("failed to index %T by %s: %w", ix.Object, ix.Field, err)
+		}
+	}
+	return nil
 }

@@ -19,7 +19,6 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
 
 // The webhooks only see almanac's own groups, on create and update, so that an unreachable
@@ -41,27 +40,14 @@ import (
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs;eventjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch
 
-// ScheduleTargetIndex is the cache field index of Schedules by spec.scaleTargetRef.name that
-// the Schedule webhook lists siblings with (shared with the ScheduledPodAutoscaler reconciler).
-const ScheduleTargetIndex = scheduledpodautoscaler.ScheduleTargetIndex
-
-// IndexScheduleTarget registers ScheduleTargetIndex with indexer (mgr.GetFieldIndexer()),
-// once per indexer however often it is called, so the webhooks and the reconciler can both ask
-// for it.
-func IndexScheduleTarget(ctx context.Context, indexer client.FieldIndexer) error {
-	return scheduledpodautoscaler.IndexScheduleTarget(ctx, indexer)
-}
-
 // SetupWithManager registers the mutating and validating webhooks of the four kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
-// cache (with ScheduleTargetIndex), take the current time from clk, and, unless
-// WithPermissionCheck(false) is given, check the requester's permissions (permissions.go).
+// cache, which must have the index autoscalingv1alpha1.ScheduleTargetField (api/index), take
+// the current time from clk, and, unless WithPermissionCheck(false) is given, check the
+// requester's permissions (permissions.go).
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) error {
 	o := newSetupOptions(opts)
 	ctx := context.Background()
-	if err := IndexScheduleTarget(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
 	// Start the informers the webhooks read together with the cache, so that the first
 	// request does not wait for a list.
 	for _, obj := range []client.Object{
@@ -138,7 +124,8 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 }
 
 // CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
-// the manager's cached client (whose cache must have ScheduleTargetIndex).
+// the manager's cached client (whose cache must have the index
+// autoscalingv1alpha1.ScheduleTargetField).
 type CacheLookup struct {
 	Reader client.Reader
 }
@@ -154,7 +141,11 @@ func (l *CacheLookup) ScheduledPodAutoscaler(ctx context.Context, namespace, nam
 }
 
 func (l *CacheLookup) Schedules(ctx context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error) {
-	return scheduledpodautoscaler.ListSchedules(ctx, l.Reader, namespace, autoscaler)
+	list := &autoscalingv1alpha1.ScheduleList{}
+	if err := l.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: autoscaler}); err != nil {
+		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", namespace, autoscaler, err)
+	}
+	return list.Items, nil
 }
 
 func (l *CacheLookup) EventJob(ctx context.Context, namespace, name string) (*batchv1alpha1.EventJob, error) {

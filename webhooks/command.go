@@ -21,24 +21,6 @@ const (
 	ExitUsage    = 2 // bad flags, unreadable input, malformed YAML
 )
 
-// ExitError is an error that sets the process's exit status (main.go exits with ExitCode).
-type ExitError struct {
-	Code int
-	Err  error // nil when the report already said everything
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return ""
-	}
-	return e.Err.Error()
-}
-
-// ExitCode is the process's exit status.
-func (e *ExitError) ExitCode() int { return e.Code }
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
 type validateOptions struct {
 	files            []string
 	recursive        bool
@@ -46,6 +28,7 @@ type validateOptions struct {
 	output           string
 	warningsAsErrors bool
 	showDefaulted    bool
+	asUpdate         bool
 }
 
 // NewValidateCommand returns `almanac validate`: the admission webhooks' defaulting and
@@ -64,11 +47,18 @@ as existing triggers); for those of a system that almanac replaces (scheduled-po
 k8s-at, the CronTab controller, the kubebuilder CronJob tutorial, kitagry/eventjob) the report
 says that almanac migrate converts them. Objects without a namespace are in "default".
 
+By default every object is a CREATE. With --as-update, every object is an UPDATE of itself as
+already stored: the input applied again, unchanged, to a cluster that holds it (what a GitOps
+pipeline does on every sync). The API server then ratchets: problems of fields that did not
+change, such as a OneShot window or an at that has passed since the object was created, are
+warnings, so that such a manifest can be re-applied until it is removed.
+
 Exit status: 0 when every object is admitted, 1 when an object is rejected (or has warnings,
 with --warnings-as-errors), 2 for usage errors, unreadable files and malformed YAML.`,
 		Example: `  almanac validate -f deploy/ -R
   kustomize build overlays/prod | almanac validate -f - -o junit > almanac-report.xml
-  almanac validate -f schedule.yaml --show-defaulted`,
+  almanac validate -f schedule.yaml --show-defaulted
+  almanac validate -f deploy/ -R --as-update    # the manifests are in the cluster already`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runValidate(cmd, opts)
@@ -81,12 +71,13 @@ with --warnings-as-errors), 2 for usage errors, unreadable files and malformed Y
 	f.StringVarP(&opts.output, "output", "o", "text", "Report format: text, json or junit.")
 	f.BoolVar(&opts.warningsAsErrors, "warnings-as-errors", false, "Exit 1 when any object has a warning.")
 	f.BoolVar(&opts.showDefaulted, "show-defaulted", false, "Print the objects as they would be stored (YAML) to standard output; the report goes to standard error.")
+	f.BoolVar(&opts.asUpdate, "as-update", false, "Validate each object as an UPDATE of itself as already stored (an unchanged re-apply), not as a CREATE: problems of unchanged fields are warnings.")
 	return cmd
 }
 
 func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	usage := func(format string, args ...any) error {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+		return &manifest.ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 	}
 	if len(opts.files) == 0 {
 		return usage("no input: give manifests with -f FILE, -f DIR or -f - (standard input)")
@@ -106,17 +97,21 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	}
 	docs, err := manifest.Read(opts.files, opts.recursive, cmd.InOrStdin())
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
-	report, err := Validate(cmd.Context(), docs, now)
+	validate := Validate
+	if opts.asUpdate {
+		validate = ValidateUpdate
+	}
+	report, err := validate(cmd.Context(), docs, now)
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 
 	out := cmd.OutOrStdout()
 	if opts.showDefaulted {
 		if err := writeDefaulted(out, report); err != nil {
-			return &ExitError{Code: ExitUsage, Err: err}
+			return &manifest.ExitError{Code: ExitUsage, Err: err}
 		}
 		out = cmd.ErrOrStderr()
 	}
@@ -136,10 +131,10 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 		err = writeText(out, report)
 	}
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 	if report.Summary.Rejected > 0 || (opts.warningsAsErrors && report.Summary.Warnings > 0) {
-		return &ExitError{Code: ExitRejected}
+		return &manifest.ExitError{Code: ExitRejected}
 	}
 	return nil
 }

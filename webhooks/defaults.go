@@ -103,13 +103,13 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	zone, zoneOK := defaultZone(&spec.TimeZone)
 	var warnings []string
 	switch {
-	case spec.At == "" && looksLikeDateTime(spec.Schedule) && zoneOK:
-		if at, err := timing.ParseAt(spec.Schedule, zone.Location); err == nil {
+	case spec.At == "" && zoneOK:
+		if sched, errs := spec.Timing().Compile(); len(errs) == 0 && sched.FromSchedule {
 			warnings = append(warnings, fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
-				spec.Schedule, at.String(), zone.Name))
-			spec.At, spec.Schedule = at.String(), ""
+				spec.Schedule, sched.At.String(), zone.Name))
+			spec.At, spec.Schedule = sched.At.String(), ""
 		}
-	case spec.At != "" && zoneOK:
+	case zoneOK:
 		var w string
 		spec.At, w = canonicalAt(spec.At, zone)
 		warnings = appendNonEmpty(warnings, w)
@@ -233,28 +233,6 @@ func canonicalWallTime(s string, zone timing.Zone, path string, parse func(strin
 		return canonical, fmt.Sprintf("%s: %q was stored as the wall time %q in %s, the time zone of this object", path, s, canonical, zone.Name)
 	}
 	return canonical, ""
-}
-
-// looksLikeDateTime reports whether s starts like a date (yyyy-MM-dd), which no cron schedule
-// does.
-func looksLikeDateTime(s string) bool {
-	t := strings.TrimSpace(s)
-	if len(t) < 10 {
-		return false
-	}
-	for i, c := range []byte(t[:10]) {
-		switch i {
-		case 4, 7:
-			if c != '-' {
-				return false
-			}
-		default:
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func appendNonEmpty(list []string, s string) []string {

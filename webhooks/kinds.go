@@ -35,6 +35,10 @@ type kindRules[T client.Object] struct {
 	resource string
 	defaults func(T) []string
 	validate func(ctx context.Context, obj, old T, env Env) (field.ErrorList, []string, error)
+	// keepEmpty are the fields (JSON paths) whose explicitly empty value defaulting keeps, for
+	// the schema to reject: the typed form cannot tell "" from an omitted field, which the
+	// schema's default has filled in before the webhook is called.
+	keepEmpty [][]string
 }
 
 func (k *kindRules[T]) GroupVersionKind() schema.GroupVersionKind { return k.gvk }
@@ -69,7 +73,11 @@ func (k *kindRules[T]) Default(raw []byte) (map[string]any, []string, bool, erro
 		return nil, nil, false, err
 	}
 	out, err := applyDefaulting(raw, before, after)
-	return out, warnings, false, err
+	if err != nil {
+		return nil, nil, false, err
+	}
+	keepEmptyValues(raw, out, k.keepEmpty)
+	return out, warnings, false, nil
 }
 
 func (k *kindRules[T]) Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error) {
@@ -110,12 +118,15 @@ var allRules = func() map[schema.GroupVersionKind]rules {
 			resource: "schedules",
 			defaults: DefaultSchedule,
 			validate: ValidateSchedule,
+			// timeZone: "" is not UTC: the contract rejects an empty zone.
+			keepEmpty: [][]string{{"spec", "timeZone"}},
 		},
 		&kindRules[*batchv1alpha1.ScheduledJob]{
-			gvk:      batchv1alpha1.GroupVersion.WithKind("ScheduledJob"),
-			resource: "scheduledjobs",
-			defaults: DefaultScheduledJob,
-			validate: ValidateScheduledJob,
+			gvk:       batchv1alpha1.GroupVersion.WithKind("ScheduledJob"),
+			resource:  "scheduledjobs",
+			defaults:  DefaultScheduledJob,
+			validate:  ValidateScheduledJob,
+			keepEmpty: [][]string{{"spec", "timeZone"}},
 		},
 		&kindRules[*batchv1alpha1.EventJob]{
 			gvk:      batchv1alpha1.GroupVersion.WithKind("EventJob"),

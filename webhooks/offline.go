@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,7 +96,8 @@ func MigrateHint(gvk schema.GroupVersionKind, file string) (string, bool) {
 }
 
 // Validate runs, offline, what the API server and almanac's webhooks do when the documents
-// are applied in order to an empty cluster (kubectl apply -f): for each almanac object,
+// are applied in order to an empty cluster (kubectl apply -f): each almanac object is a
+// CREATE. For each almanac object,
 // strict decoding against the CRD schema, schema defaulting, the mutating webhook's
 // defaulting, schema defaulting again, OpenAPI schema and CEL validation, and the validating
 // webhook's rules with env.Now.
@@ -107,6 +109,22 @@ func MigrateHint(gvk schema.GroupVersionKind, file string) (string, bool) {
 // Objects that are not almanac's are skipped, but count as existing for triggers (a Job or
 // CronJob in the same input).
 func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Report, error) {
+	return validate(ctx, docs, now, false)
+}
+
+// ValidateUpdate runs, offline, what the API server and almanac's webhooks do when the
+// documents are applied again, unchanged, to a cluster that already stores them (a GitOps
+// pipeline re-applying its manifests): each almanac object is an UPDATE of itself as stored
+// (after defaulting). Problems of fields that did not change are warnings, as on the API
+// server: the webhooks ratchet their time rules (a OneShot window or an at that has passed
+// since it was created is admitted with a warning), and the schema's rules ratchet too.
+// Every object of the input exists, for the others' lookups (autoscalers, sibling Schedules,
+// triggers), whatever the verdict on it.
+func ValidateUpdate(ctx context.Context, docs []manifest.Document, now time.Time) (*Report, error) {
+	return validate(ctx, docs, now, true)
+}
+
+func validate(ctx context.Context, docs []manifest.Document, now time.Time, update bool) (*Report, error) {
 	schemas, err := loadSchemas()
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the embedded CustomResourceDefinitions: %w", err)
@@ -177,8 +195,17 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 			}
 		}
 		res.Defaulted = defaulted
-		if errs := s.validate(ctx, defaulted); len(errs) > 0 {
-			res.Errors = append(res.Errors, resultErrors(errs)...)
+		schemaErrs := s.validate(ctx, defaulted)
+		if update {
+			// The object as stored is defaulted too: the update changes nothing but the
+			// resourceVersion that an update names.
+			updated, stored := runtime.DeepCopyJSON(defaulted), runtime.DeepCopyJSON(defaulted)
+			setResourceVersion(updated, "1")
+			setResourceVersion(stored, "1")
+			schemaErrs = s.validateUpdate(ctx, updated, stored)
+		}
+		if len(schemaErrs) > 0 {
+			res.Errors = append(res.Errors, resultErrors(schemaErrs)...)
 			continue
 		}
 		typed, err := decodeTyped(r, defaulted)
@@ -187,6 +214,9 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 			continue
 		}
 		lookup.all[objectKey(gvk.GroupKind(), res.Namespace, res.Name)] = typed
+		if update {
+			lookup.admit(typed) // already stored
+		}
 		queue = append(queue, pending{result: res, rules: r, obj: defaulted})
 	}
 
@@ -196,16 +226,23 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 		if err != nil {
 			return nil, err
 		}
-		errs, warnings, err := p.rules.Validate(ctx, raw, nil, Env{Now: now, Objects: lookup})
+		var oldRaw []byte
+		if update {
+			oldRaw = raw
+		}
+		errs, warnings, err := p.rules.Validate(ctx, raw, oldRaw, Env{Now: now, Objects: lookup})
 		if err != nil {
 			return nil, err
 		}
 		p.result.Errors = append(p.result.Errors, resultErrors(errs)...)
 		p.result.Warnings = append(p.result.Warnings, warnings...)
 		key := objectKey(p.rules.GroupVersionKind().GroupKind(), p.result.Namespace, p.result.Name)
-		if len(errs) == 0 {
+		switch {
+		case update:
+			// A rejected update leaves the stored object as it was.
+		case len(errs) == 0:
 			lookup.admit(lookup.all[key])
-		} else {
+		default:
 			lookup.rejected[key] = true
 		}
 	}
@@ -374,4 +411,10 @@ func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, nam
 		return l.admitted[key] != nil || (l.all[key] != nil && !l.rejected[key]), nil
 	}
 	return l.exists[key], nil
+}
+
+func setResourceVersion(obj map[string]any, rv string) {
+	if m, ok := obj["metadata"].(map[string]any); ok {
+		m["resourceVersion"] = rv
+	}
 }

@@ -286,7 +286,7 @@ spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML,
 		want: []verdictLine{{
 			Object:   "ScheduledJob default/at-sample",
-			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and its starting deadline (startingDeadlineSeconds: 600) passed at 2020-03-21 14:03:55 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC (startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
 			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 		}},
 	}}
@@ -317,7 +317,7 @@ func runCommand(t *testing.T, stdin string, args ...string) (string, string, int
 	err := cmd.ExecuteContext(context.Background())
 	code := 0
 	if err != nil {
-		var coded *ExitError
+		var coded *manifest.ExitError
 		if !errors.As(err, &coded) {
 			code = ExitUsage // cobra's own flag errors; main.go exits 2 for them
 		} else {
@@ -567,6 +567,119 @@ spec:
 	}
 	if !strings.Contains(stderr, "-#0: Schedule prod/ok: admitted") {
 		t.Errorf("the report is not on stderr:\n%s", stderr)
+	}
+}
+
+// TestValidateAsUpdate: with --as-update every object is an UPDATE of itself as stored. A
+// OneShot window and an at that have passed since their objects were created are admitted
+// with a warning (ratcheting), as `kubectl apply` of the unchanged manifests is admitted by the
+// API server; overlaps with any Schedule of the input are warnings too, and every object of the
+// input exists. Issue 11, finding 2: validate always checked a CREATE, so a GitOps pipeline
+// rejected, forever, manifests that the cluster re-admits.
+func TestValidateAsUpdate(t *testing.T) {
+	input := `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: launch}
+spec:
+  scaleTargetRef: {name: web}
+  type: OneShot
+  startTime: "2026-06-01T10:00"
+  endTime: "2026-06-01T18:00"
+  minReplicas: 5
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: web}
+spec:
+  overlapPolicy: Forbid
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {kind: Deployment, name: web}
+    maxReplicas: 10
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: at-sample}
+spec:
+  schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML
+	docs, err := manifest.Read([]string{"-"}, false, strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create, err := Validate(context.Background(), docs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if create.Summary.Rejected != 2 {
+		t.Fatalf("as creates: %d rejected, want the stale Schedule and ScheduledJob: %+v", create.Summary.Rejected, verdicts(create))
+	}
+	update, err := ValidateUpdate(context.Background(), docs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []verdictLine{{
+		Object: "Schedule default/launch", Allowed: true, Errors: []ResultError{},
+		Warnings: []string{"spec.endTime: the OneShot window ended at 2026-06-01 18:00 UTC: this Schedule will never be active again; delete it when it is no longer needed"},
+	}, {
+		Object: "ScheduledPodAutoscaler default/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{},
+	}, {
+		Object: "ScheduledJob default/at-sample", Allowed: true, Errors: []ResultError{},
+		Warnings: []string{
+			`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`,
+			"spec.at: the run was due at 2020-03-21 13:53:55 UTC and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
+		},
+	}}
+	if diff := cmp.Diff(want, verdicts(update)); diff != "" {
+		t.Errorf("as updates (-want +got):\n%s", diff)
+	}
+	stdout, stderr, code := runCommand(t, input, "-f", "-", "--as-update", nowFlag)
+	if code != 0 || !strings.Contains(stdout, "3 objects: 3 admitted, 0 rejected, 3 warnings") {
+		t.Errorf("almanac validate --as-update: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestEmptyValuesAreRejected: an explicitly empty timeZone is not UTC, and an empty schedule
+// without at never runs; both are rejected with the field and a hint. Issue 11, finding 7:
+// both were admitted (timeZone: "" stored as UTC, while " " was rejected).
+func TestEmptyValuesAreRejected(t *testing.T) {
+	report := validateString(t, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: empty-schedule}
+spec:
+  schedule: ""`+jobTemplateYAML+`
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: empty-zone}
+spec:
+  schedule: "@daily"
+  timeZone: ""`+jobTemplateYAML+`
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: empty-zone}
+spec:
+  scaleTargetRef: {name: web}
+  type: Daily
+  startTime: "09:00"
+  endTime: "17:00"
+  minReplicas: 2
+  timeZone: ""
+`)
+	emptyZone := ResultError{Field: "spec.timeZone", Type: "FieldValueInvalid",
+		Message: `Invalid value: "": timeZone is empty: omit the field for UTC, or write an IANA time zone name such as "Europe/Berlin"`}
+	want := []verdictLine{{
+		Object: "ScheduledJob default/empty-schedule", Errors: []ResultError{{Field: "spec.schedule", Type: "FieldValueInvalid",
+			Message: `Invalid value: "": neither at nor schedule is set, so the Job would never run: set schedule to a cron schedule, e.g. "30 2 * * *", ` +
+				`or at to a wall time in the time zone to run it once, e.g. "2027-09-01T10:00"`}}, Warnings: []string{},
+	}, {
+		Object: "ScheduledJob default/empty-zone", Errors: []ResultError{emptyZone}, Warnings: []string{},
+	}, {
+		Object: "Schedule default/empty-zone", Errors: []ResultError{emptyZone}, Warnings: []string{},
+	}}
+	if diff := cmp.Diff(want, verdicts(report)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

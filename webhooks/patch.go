@@ -77,3 +77,44 @@ func mergeApply(target any, patch any) any {
 	}
 	return tm
 }
+
+// keepEmptyValues writes back into out, the defaulted object, the fields at paths that raw
+// (the object as received) has with the value "".
+func keepEmptyValues(raw []byte, out map[string]any, paths [][]string) {
+	if len(paths) == 0 {
+		return
+	}
+	var in map[string]any
+	if err := utiljson.Unmarshal(raw, &in); err != nil {
+		return
+	}
+	for _, path := range paths {
+		if v, ok := nested(in, path); !ok || v != "" {
+			continue
+		}
+		m := out
+		for _, p := range path[:len(path)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = ""
+	}
+}
+
+func nested(obj map[string]any, path []string) (any, bool) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

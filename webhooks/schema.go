@@ -16,6 +16,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
 	"sigs.k8s.io/yaml"
 
 	"github.com/almanac-dev/almanac/api/timing"
@@ -271,6 +273,42 @@ func (s *crdSchema) validate(ctx context.Context, obj map[string]any) field.Erro
 		}
 	}
 	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	return append(errs, celErrs...)
+}
+
+// validateUpdate runs the API server's validation of an update of a custom resource from old
+// to obj, with the ratcheting of the schema's rules that the API server applies (errors in
+// fields that did not change are dropped) (apiextensions-apiserver/pkg/registry/customresource).
+func (s *crdSchema) validateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorList {
+	if errs := s.validateTypeMeta(obj); len(errs) > 0 {
+		return errs
+	}
+	meta, oldMeta := &metav1.ObjectMeta{}, &metav1.ObjectMeta{}
+	for _, m := range []struct {
+		raw  any
+		into *metav1.ObjectMeta
+	}{{obj["metadata"], meta}, {old["metadata"], oldMeta}} {
+		if raw, ok := m.raw.(map[string]any); ok {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, m.into); err != nil {
+				return field.ErrorList{field.Invalid(field.NewPath("metadata"), raw, err.Error())}
+			}
+		}
+	}
+	correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: s.structural})
+	var errs field.ErrorList
+	errs = append(errs, metavalidation.ValidateObjectMetaUpdate(meta, oldMeta, field.NewPath("metadata"))...)
+	errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, obj, old, s.validator, apiservervalidation.WithRatcheting(correlated))...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj, s.structural, false)...)
+	if oldErrs := listtype.ValidateListSetsAndMaps(nil, s.structural, old); len(oldErrs) == 0 {
+		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
+	}
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
+	}
+	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, old, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
 	return append(errs, celErrs...)
 }
 

@@ -36,7 +36,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
 	v := &verdict{ratchet: ratchet}
 
-	window, ferrs := scheduleTiming(&s.Spec).Compile()
+	window, ferrs := s.Spec.Timing().Compile()
 	for _, fe := range ferrs {
 		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
 	}
@@ -47,12 +47,12 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 		v.warn("spec.timeZone: " + w)
 	}
 	if window.Stale(env.Now) {
-		iv, _ := oneShotInterval(window)
+		iv, _ := window.OneShotInterval()
 		v.failOrWarn(field.Invalid(specPath.Child("endTime"), s.Spec.EndTime, fmt.Sprintf(
 			"the window ended at %s, which is not after now (%s): a OneShot Schedule in the past would never be active; "+
-				"set startTime and endTime to a future window, or delete the Schedule", instantText(iv.End, window.Zone()), env.Now.UTC().Format(utcLayout))),
+				"set startTime and endTime to a future window, or delete the Schedule", timing.InstantText(iv.End, window.Zone()), timing.InstantText(env.Now, timing.Zone{}))),
 			fmt.Sprintf("spec.endTime: the OneShot window ended at %s: this Schedule will never be active again; delete it when it is no longer needed",
-				instantText(iv.End, window.Zone())))
+				timing.InstantText(iv.End, window.Zone())))
 		return v.result()
 	}
 	for _, note := range window.DSTNotes(env.Now) {
@@ -90,7 +90,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 			}
 			break
 		}
-		when := intervalText(o.interval, window.Zone())
+		when := timing.IntervalText(o.interval, window.Zone())
 		if forbid {
 			v.failOrWarn(field.Forbidden(specPath, fmt.Sprintf(
 				"the windows overlap those of Schedule %q, and ScheduledPodAutoscaler %q has overlapPolicy Forbid: both are active from %s; "+
@@ -179,7 +179,7 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 		}
 		if a, b, iv, zone, ok := firstOverlapAmong(schedules, env.Now); ok {
 			v.warn(fmt.Sprintf("spec.overlapPolicy: Schedules %q and %q already overlap (both are active from %s); Forbid applies to Schedules created or changed from now on, "+
-				"so change one of them to remove the overlap", a, b, intervalText(iv, zone)))
+				"so change one of them to remove the overlap", a, b, timing.IntervalText(iv, zone)))
 		}
 	}
 	return v.result()
@@ -248,25 +248,10 @@ func validateMetric(v *verdict, p *field.Path, m *autoscalingv2.MetricSpec) {
 	}
 }
 
-// scheduleTiming is the part of a Schedule that the time engine reads.
-func scheduleTiming(spec *autoscalingv1alpha1.ScheduleSpec) timing.Spec {
-	return timing.Spec{
-		Type:           timing.Type(spec.Type),
-		StartTime:      spec.StartTime,
-		EndTime:        spec.EndTime,
-		StartDayOfWeek: spec.StartDayOfWeek,
-		EndDayOfWeek:   spec.EndDayOfWeek,
-		DaysOfWeek:     spec.DaysOfWeek,
-		Schedule:       spec.Schedule,
-		Duration:       spec.Duration,
-		TimeZone:       spec.TimeZone,
-	}
-}
-
 // scheduleTimingEqual reports whether two Schedules have the same windows and target: then
 // an update cannot have made staleness or overlaps worse.
 func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
-	return reflect.DeepEqual(scheduleTiming(a), scheduleTiming(b)) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
+	return reflect.DeepEqual(a.Timing(), b.Timing()) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
 }
 
 type overlap struct {
@@ -285,7 +270,7 @@ func findOverlaps(self string, w *timing.Window, siblings []autoscalingv1alpha1.
 		if sib.Name == self || sib.DeletionTimestamp != nil {
 			continue
 		}
-		sw, errs := scheduleTiming(&sib.Spec).Compile()
+		sw, errs := sib.Spec.Timing().Compile()
 		if len(errs) > 0 {
 			continue
 		}
@@ -302,7 +287,7 @@ func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) 
 	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
 	windows := make([]*timing.Window, len(schedules))
 	for i := range schedules {
-		windows[i], _ = scheduleTiming(&schedules[i].Spec).Compile()
+		windows[i], _ = schedules[i].Spec.Timing().Compile()
 	}
 	for i := range schedules {
 		for j := i + 1; j < len(schedules); j++ {
@@ -315,52 +300,6 @@ func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) 
 		}
 	}
 	return "", "", timing.Interval{}, timing.Zone{}, false
-}
-
-// oneShotInterval is the interval of a OneShot window, past or not.
-func oneShotInterval(w *timing.Window) (timing.Interval, bool) {
-	ivs := w.Intervals(time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
-	if len(ivs) == 0 {
-		return timing.Interval{}, false
-	}
-	return ivs[0], true
-}
-
-const (
-	localLayout = "2006-01-02 15:04"
-	utcLayout   = "2006-01-02 15:04 UTC"
-)
-
-// instantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
-// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC; with seconds when they are not
-// zero (a ScheduledJob's at).
-func instantText(t time.Time, zone timing.Zone) string {
-	local, utc := localLayout, utcLayout
-	if t.Second() != 0 {
-		local, utc = localLayout+":05", "2006-01-02 15:04:05 UTC"
-	}
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return t.UTC().Format(utc)
-	}
-	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
-}
-
-// intervalText writes an interval in local time and in UTC, the end's date only when it
-// differs from the start's: "2027-03-01 09:00 to 10:00 Asia/Tokyo (2027-03-01 00:00 to 01:00
-// UTC)".
-func intervalText(iv timing.Interval, zone timing.Zone) string {
-	span := func(loc *time.Location) string {
-		s, e := iv.Start.In(loc), iv.End.In(loc)
-		end := e.Format(localLayout)
-		if s.Format(time.DateOnly) == e.Format(time.DateOnly) {
-			end = e.Format("15:04")
-		}
-		return s.Format(localLayout) + " to " + end
-	}
-	if zone.Name == timing.DefaultZone || zone.Location == nil {
-		return span(time.UTC) + " UTC"
-	}
-	return fmt.Sprintf("%s %s (%s UTC)", span(zone.Location), zone.Name, span(time.UTC))
 }
 
 // verdict collects the errors and warnings of one object. With ratchet set, errors passed to

@@ -13,16 +13,14 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// maxTriggerChain bounds how far ValidateEventJob follows EventJob → EventJob triggers.
-const maxTriggerChain = 100
-
-// ValidateScheduledJob checks the time zone, at (a valid wall time whose starting deadline
-// has not passed) and the cron schedule (parsable, fires, no @every or TZ=), and that the
-// name leaves room for the Jobs' names. It warns about DST gaps and repeats, legacy zone names
-// and an at in the past that is still within its deadline. old is nil on create.
+// ValidateScheduledJob checks when the ScheduledJob runs (the time zone, at — a valid wall time
+// whose starting deadline has not passed — or the cron schedule: parsable, fires, no @every or
+// TZ=; exactly one of them), and that the name leaves room for the Jobs' names. It warns
+// about DST gaps and repeats, legacy zone names and an at in the past that is still within its
+// deadline. old is nil on create. The rules are api/timing's, which the reconciler and
+// `almanac preview` read the ScheduledJob with too.
 //
 // Ratcheting: on update, when at, schedule, timeZone and startingDeadlineSeconds did not
 // change, their problems (a one-shot whose deadline has passed) are warnings.
@@ -33,27 +31,25 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	spec := &sj.Spec
 	v := &verdict{ratchet: old != nil && jobTimingEqual(&old.Spec, spec)}
 
-	zone, zoneOK := validateZone(v, specPath.Child("timeZone"), spec.TimeZone)
-	if spec.At != "" && zoneOK {
-		validateAt(v, spec, zone, env.Now)
+	sched, ferrs := spec.Timing().Compile()
+	for _, fe := range ferrs {
+		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
 	}
-	if spec.Schedule != "" {
-		p := specPath.Child("schedule")
-		cron, err := timing.ParseCron(spec.Schedule)
-		switch {
-		case looksLikeDateTime(spec.Schedule):
-			detail := "schedule takes a cron schedule; to run the Job once, write the time in at (yyyy-MM-ddTHH:mm, a wall time in timeZone)"
-			if _, perr := timing.ParseAt(spec.Schedule, nil); perr != nil {
-				detail = perr.Error() + "; " + detail
-			}
-			v.fail(field.Invalid(p, spec.Schedule, detail))
-		case err != nil:
-			v.fail(field.Invalid(p, spec.Schedule, err.Error()))
-		case zoneOK:
-			for _, note := range cron.DSTNotes(zone, env.Now) {
-				v.warn("spec.schedule: " + note.Message)
-			}
+	switch {
+	case sched == nil:
+	case sched.FromSchedule:
+		// Admission moves such a time to at; one that is still in schedule here was not
+		// defaulted.
+		v.fail(field.Invalid(specPath.Child("schedule"), spec.Schedule, timing.LegacyHint()))
+	case sched.OneShot():
+		validateAt(v, spec, sched, env.Now)
+	default:
+		for _, note := range sched.Cron.DSTNotes(sched.Zone, env.Now) {
+			v.warn("spec.schedule: " + note.Message)
 		}
+	}
+	if sched != nil && sched.Zone.Warning != "" {
+		v.warn("spec.timeZone: " + sched.Zone.Warning)
 	}
 	errs, warnings, _ := v.result()
 	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
@@ -65,33 +61,26 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	return errs, warnings, nil
 }
 
-// validateAt checks a one-shot ScheduledJob's at.
-func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, zone timing.Zone, now time.Time) {
+// validateAt checks a one-shot ScheduledJob's at by the starting-deadline rule that the
+// reconciler applies (timing.WithinDeadline): it is rejected exactly when the reconciler would
+// no longer start it.
+func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, sched *timing.JobSchedule, now time.Time) {
 	p := specPath.Child("at")
-	at, err := timing.ParseAt(spec.At, zone.Location)
-	if err != nil {
-		v.fail(field.Invalid(p, spec.At, err.Error()))
-		return
-	}
-	due := at.In(zone.Location)
-	deadlineSeconds := ptr.Deref(spec.StartingDeadlineSeconds, batchv1alpha1.DefaultStartingDeadlineSeconds)
-	deadline := due.Add(time.Duration(deadlineSeconds) * time.Second)
+	zone, due, deadlineSeconds := sched.Zone, sched.Due, spec.StartingDeadline()
 	switch {
-	case !deadline.After(now):
-		// The next full local hour: Truncate would round in UTC, off the hour in zones
-		// with half- or quarter-hour offsets.
-		example := now.In(zone.Location).Add(time.Hour).Format("2006-01-02T15:00")
+	case !timing.WithinDeadline(due, now, deadlineSeconds):
 		v.failOrWarn(field.Invalid(p, spec.At, fmt.Sprintf(
-			"the run was due at %s and its starting deadline (startingDeadlineSeconds: %d) passed at %s, before now (%s), so the Job would never run: "+
+			"the run was due at %s and could start until %s (startingDeadlineSeconds: %d), before now (%s), so the Job would never run: "+
 				"set at to a future wall time in %s, e.g. %q",
-			instantText(due, zone), deadlineSeconds, instantText(deadline, zone), now.UTC().Format(utcLayout), zone.Name, example)),
+			timing.InstantText(due, zone), timing.SecondText(timing.LastStart(due, deadlineSeconds), zone), deadlineSeconds, timing.SecondText(now, timing.Zone{}),
+			zone.Name, timing.HourAfter(now, zone.Location).String())),
 			fmt.Sprintf("spec.at: the run was due at %s and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
-				instantText(due, zone)))
+				timing.InstantText(due, zone)))
 		return
 	case !due.After(now):
-		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", instantText(due, zone), deadlineSeconds))
+		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", timing.InstantText(due, zone), deadlineSeconds))
 	}
-	if note, ok := at.DSTNote(zone, "at", "the Job runs"); ok {
+	if note, ok := sched.At.DSTNote(zone, "at", "the Job runs"); ok {
 		v.warn("spec.at: " + note.Message)
 	}
 }
@@ -125,14 +114,16 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
 		}
 		if trigger.Kind == batchv1alpha1.TriggerKindEventJob && triggerChanged {
-			cycle, err := triggerCycle(ctx, env.Objects, ej)
+			cycle, err := batchv1alpha1.TriggerCycle(ej, func(name string) (*batchv1alpha1.EventJob, error) {
+				return env.Objects.EventJob(ctx, ej.Namespace, name)
+			})
 			if err != nil {
 				return nil, nil, err
 			}
 			if cycle != nil {
 				errs = append(errs, field.Invalid(namePath, trigger.Name, fmt.Sprintf(
 					"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
-					cycleText(cycle))))
+					batchv1alpha1.CycleText(cycle))))
 			}
 		}
 	}
@@ -152,55 +143,17 @@ func triggerRuns(kind batchv1alpha1.TriggerKind) string {
 	return "one of its Jobs reaches the trigger condition"
 }
 
-// triggerCycle follows the EventJob → EventJob triggers from ej and returns the names along
-// the cycle, starting and ending with ej's name, or nil when the chain ends elsewhere.
-func triggerCycle(ctx context.Context, objects Lookup, ej *batchv1alpha1.EventJob) ([]string, error) {
-	path := []string{ej.Name}
-	seen := map[string]bool{ej.Name: true}
-	next := ej.Spec.Trigger.Name
-	for range maxTriggerChain {
-		path = append(path, next)
-		if next == ej.Name {
-			return path, nil
-		}
-		if seen[next] {
-			return nil, nil // a cycle further up the chain, which ej does not close
-		}
-		seen[next] = true
-		up, err := objects.EventJob(ctx, ej.Namespace, next)
-		if err != nil {
-			return nil, err
-		}
-		if up == nil || up.DeletionTimestamp != nil || up.Spec.Trigger.Kind != batchv1alpha1.TriggerKindEventJob {
-			return nil, nil
-		}
-		next = up.Spec.Trigger.Name
-	}
-	return nil, nil
-}
-
-// cycleText writes a cycle as `EventJob "a" triggers on EventJob "b", which triggers on
-// EventJob "a"`.
-func cycleText(cycle []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "EventJob %q triggers on EventJob %q", cycle[0], cycle[1])
-	for _, name := range cycle[2:] {
-		fmt.Fprintf(&b, ", which triggers on EventJob %q", name)
-	}
-	return b.String()
-}
-
 // validateJobOwner checks, on create, that the name of a ScheduledJob or EventJob leaves room
 // for its Jobs' names: "<name>-<suffix>" must fit the 63-character job-name label. On update
 // (the name cannot change) a name that is too long is a warning.
 func validateJobOwner(name, kind, suffix string, create bool, warnings *[]string) field.ErrorList {
-	if len(name) <= jobs.MaxOwnerNameLength {
+	if len(name) <= batchv1alpha1.MaxOwnerNameLength {
 		return nil
 	}
-	over := len(name) - jobs.MaxOwnerNameLength
+	over := len(name) - batchv1alpha1.MaxOwnerNameLength
 	detail := fmt.Sprintf("%d characters, but %s name may have at most %d: its Jobs are named \"<name>-<suffix>\" with a suffix of up to 10 characters (%s), "+
 		"and a Job's name must fit the %d-character job-name label of its Pods; shorten the name by %s",
-		len(name), withArticle(kind+"'s"), jobs.MaxOwnerNameLength, suffix, jobs.MaxJobNameLength, plural(over, "character"))
+		len(name), withArticle(kind+"'s"), batchv1alpha1.MaxOwnerNameLength, suffix, batchv1alpha1.MaxJobNameLength, plural(over, "character"))
 	if !create {
 		*warnings = append(*warnings, "metadata.name: "+detail+" (recreate it under a shorter name)")
 		return nil
@@ -237,22 +190,6 @@ func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
 	}
 	return field.ErrorList{&field.Error{Type: field.ErrorTypeNotSupported, Field: p.String(), BadValue: string(policy),
 		Detail: `supported values: "OnFailure", "Never": ` + why}}
-}
-
-// validateZone checks a time zone and warns about legacy names.
-func validateZone(v *verdict, p *field.Path, tz string) (timing.Zone, bool) {
-	if tz == "" {
-		tz = timing.DefaultZone
-	}
-	zone, err := timing.NormalizeZone(tz)
-	if err != nil {
-		v.fail(field.Invalid(p, tz, err.Error()))
-		return timing.Zone{}, false
-	}
-	if zone.Warning != "" {
-		v.warn(p.String() + ": " + zone.Warning)
-	}
-	return zone, true
 }
 
 // jobTimingEqual reports whether two ScheduledJobs run at the same times.

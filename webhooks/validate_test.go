@@ -18,6 +18,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 // now is Friday 2027-01-15 12:00 UTC.
@@ -327,7 +328,7 @@ func suspended(s *autoscalingv1alpha1.Schedule) *autoscalingv1alpha1.Schedule {
 // the engine's; this test checks that the webhook passes it on under spec.schedule).
 func neverFires(t *testing.T, spec string) string {
 	t.Helper()
-	_, errs := scheduleTiming(&autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: spec, Duration: "1h"}).Compile()
+	_, errs := (&autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: spec, Duration: "1h"}).Timing().Compile()
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "never") {
 		t.Fatalf("the engine did not reject %q as never firing: %v", spec, errs)
 	}
@@ -364,18 +365,18 @@ func TestValidateScheduledJob(t *testing.T) {
 	}, {
 		name: "a one-shot whose deadline passed (the migrated AT manifest)",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
-		want: result{Errors: []string{`spec.at: Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and its starting deadline (startingDeadlineSeconds: 600) ` +
-			`passed at 2020-03-21 14:04 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+		want: result{Errors: []string{`spec.at: Invalid value: "2020-03-21T13:54": the run was due at 2020-03-21 13:54 UTC and could start until 2020-03-21 14:04:00 UTC (startingDeadlineSeconds: 600), ` +
+			`before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
 	}, {
 		name: "a one-shot whose deadline passed, in a zone",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T20:00", TimeZone: "Asia/Tokyo", StartingDeadlineSeconds: ptr.To(int64(0))}),
-		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T20:00": the run was due at 2027-01-15 20:00 Asia/Tokyo (2027-01-15 11:00 UTC) and its starting deadline (startingDeadlineSeconds: 0) ` +
-			`passed at 2027-01-15 20:00 Asia/Tokyo (2027-01-15 11:00 UTC), before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in Asia/Tokyo, e.g. "2027-01-15T22:00"`}},
+		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T20:00": the run was due at 2027-01-15 20:00 Asia/Tokyo (2027-01-15 11:00 UTC) and could start until 2027-01-15 20:00:00 Asia/Tokyo (2027-01-15 11:00:00 UTC) ` +
+			`(startingDeadlineSeconds: 0), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in Asia/Tokyo, e.g. "2027-01-15T22:00"`}},
 	}, {
 		name: "a one-shot whose deadline passed, in a zone with a half-hour offset (the example is on the local hour)",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T17:00", TimeZone: "Asia/Kolkata", StartingDeadlineSeconds: ptr.To(int64(0))}),
-		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T17:00": the run was due at 2027-01-15 17:00 Asia/Kolkata (2027-01-15 11:30 UTC) and its starting deadline (startingDeadlineSeconds: 0) ` +
-			`passed at 2027-01-15 17:00 Asia/Kolkata (2027-01-15 11:30 UTC), before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in Asia/Kolkata, e.g. "2027-01-15T18:00"`}},
+		want: result{Errors: []string{`spec.at: Invalid value: "2027-01-15T17:00": the run was due at 2027-01-15 17:00 Asia/Kolkata (2027-01-15 11:30 UTC) and could start until 2027-01-15 17:00:00 Asia/Kolkata (2027-01-15 11:30:00 UTC) ` +
+			`(startingDeadlineSeconds: 0), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in Asia/Kolkata, e.g. "2027-01-15T18:00"`}},
 	}, {
 		name: "a one-shot whose deadline passed, label update (ratcheted)",
 		obj:  scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2020-03-21T13:54", StartingDeadlineSeconds: ptr.To(int64(600))}),
@@ -451,6 +452,34 @@ func TestValidateScheduledJob(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAtDeadlineAgreesWithTheReconciler: admission rejects a one-shot exactly when the
+// reconciler would no longer start it (both ask timing.WithinDeadline, lateness in whole
+// seconds). Issue 11, finding 1: at at + startingDeadlineSeconds + 0.5 s the webhook said the
+// Job "would never run" while the reconciler still ran it, and the message named the same
+// minute for the deadline and for now.
+func TestAtDeadlineAgreesWithTheReconciler(t *testing.T) {
+	due := time.Date(2027, 1, 15, 10, 0, 0, 0, time.UTC)
+	for _, late := range []time.Duration{0, 599 * time.Second, 600 * time.Second, 600*time.Second + 500*time.Millisecond,
+		600*time.Second + 999*time.Millisecond, 601 * time.Second, 601*time.Second + 500*time.Millisecond, time.Hour} {
+		sj := scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T10:00", StartingDeadlineSeconds: ptr.To(int64(600))})
+		now := due.Add(late)
+		errs, _, err := ValidateScheduledJob(context.Background(), sj, nil, Env{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if admitted, runs := len(errs) == 0, timing.WithinDeadline(due, now, 600); admitted != runs {
+			t.Errorf("%v late: admitted %v, but the reconciler would start it: %v (%v)", late, admitted, runs, errs)
+		}
+	}
+	sj := scheduledJob("a", batchv1alpha1.ScheduledJobSpec{At: "2027-01-15T10:00", StartingDeadlineSeconds: ptr.To(int64(600))})
+	errs, _, _ := ValidateScheduledJob(context.Background(), sj, nil, Env{Now: due.Add(601*time.Second + 500*time.Millisecond)})
+	want := `spec.at: Invalid value: "2027-01-15T10:00": the run was due at 2027-01-15 10:00 UTC and could start until 2027-01-15 10:10:00 UTC (startingDeadlineSeconds: 600), ` +
+		`before now (2027-01-15 10:10:01 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T11:00"`
+	if diff := cmp.Diff(result{Errors: []string{want}}, toResult(errs, nil)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

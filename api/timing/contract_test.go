@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The tests in this file walk through /work/shared/time-semantics.md (the time contract) in its
+// The tests in this file walk through docs/time-semantics.md (the time contract) in its
 // order and check each example it gives, so that a change of the contract or of the engine
 // shows up here by the example's name. Edge cases beyond the examples are in the other tests.
 

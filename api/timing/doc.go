@@ -1,5 +1,5 @@
 // Package timing is the one implementation of almanac's time semantics
-// (docs: shared/time-semantics.md). The webhooks, the reconcilers and the CLI all import it, so
+// (docs/time-semantics.md). The webhooks, the reconcilers and the CLI all import it, so
 // that validation, scaling, Jobs and previews give the same answer for the same input.
 //
 // Everything here is a pure function of its arguments: the current time is always a
@@ -8,11 +8,12 @@
 //
 // # Parsers
 //
-// NormalizeZone, ParseClock, ParseWeekday, ParseLocalDateTime, ParseCron and Spec.Compile
-// accept what users write and return canonical values whose String form parses back to the
-// same value (normalization is idempotent). Errors are plain messages that say what was
-// wrong, what was expected and how to fix it; they never name the field, because callers
-// map them to their own field paths.
+// NormalizeZone, ParseClock, ParseWeekday, ParseLocalDateTime, ParseAt, ParseCron,
+// Spec.Compile and JobSpec.Compile accept what users write and return canonical values whose
+// String form parses back to the same value (normalization is idempotent). Errors are plain
+// messages that say what was wrong, what was expected and how to fix it; they never name the
+// field, because callers map them to their own field paths (the Compile functions return
+// FieldErrors that name the spec's field).
 //
 // # The DST rule
 //

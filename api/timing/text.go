@@ -3,7 +3,58 @@ package timing
 import (
 	"fmt"
 	"strings"
+	"time"
 )
+
+// The forms in which messages write instants and intervals: local time in the zone and UTC,
+// so that a reader in either can check them.
+const (
+	localLayout = "2006-01-02 15:04"
+	utcLayout   = "2006-01-02 15:04 UTC"
+)
+
+// InstantText writes an instant in local time and in UTC: "2027-03-14 03:00 America/New_York
+// (2027-03-14 07:00 UTC)", or just the UTC form for zone UTC (and the zero Zone); with seconds
+// when they are not zero (a ScheduledJob's at to the second).
+func InstantText(t time.Time, zone Zone) string {
+	local, utc := localLayout, utcLayout
+	if t.Second() != 0 {
+		local, utc = localLayout+":05", "2006-01-02 15:04:05 UTC"
+	}
+	if zone.Name == DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utc)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
+}
+
+// SecondText is InstantText to the second (truncated), for deadlines, which are counted in
+// seconds: "2027-01-15 20:10:00 Asia/Tokyo (2027-01-15 11:10:00 UTC)".
+func SecondText(t time.Time, zone Zone) string {
+	const local, utc = "2006-01-02 15:04:05", "2006-01-02 15:04:05 UTC"
+	t = t.Truncate(time.Second)
+	if zone.Name == DefaultZone || zone.Location == nil {
+		return t.UTC().Format(utc)
+	}
+	return fmt.Sprintf("%s %s (%s)", t.In(zone.Location).Format(local), zone.Name, t.UTC().Format(utc))
+}
+
+// IntervalText writes an interval in local time and in UTC, the end's date only when it
+// differs from the start's: "2027-03-01 09:00 to 10:00 Asia/Tokyo (2027-03-01 00:00 to 01:00
+// UTC)".
+func IntervalText(iv Interval, zone Zone) string {
+	span := func(loc *time.Location) string {
+		s, e := iv.Start.In(loc), iv.End.In(loc)
+		end := e.Format(localLayout)
+		if s.Format(time.DateOnly) == e.Format(time.DateOnly) {
+			end = e.Format("15:04")
+		}
+		return s.Format(localLayout) + " to " + end
+	}
+	if zone.Name == DefaultZone || zone.Location == nil {
+		return span(time.UTC) + " UTC"
+	}
+	return fmt.Sprintf("%s %s (%s UTC)", span(zone.Location), zone.Name, span(time.UTC))
+}
 
 // orList quotes names and joins them for a message: "a", "a or b", "a, b or c".
 func orList(names []string) string {

@@ -65,6 +65,20 @@ type FieldError struct {
 
 func (e FieldError) Error() string { return e.Field + ": " + e.Detail }
 
+// Join returns errs as one error whose message writes each "<prefix><field>: <detail>",
+// separated by "; " (prefix is the path of the spec, e.g. "spec."), or nil when errs is
+// empty. Reconcilers report a spec that does not compile with it.
+func Join(prefix string, errs []FieldError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, prefix+e.Field+": "+e.Detail)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
 // MinCronDuration is the shortest window a Cron window may open.
 const MinCronDuration = time.Minute
 
@@ -324,6 +338,12 @@ func (w *Window) NextBoundary(t time.Time) (time.Time, bool) {
 	default:
 		return iv.End, true
 	}
+}
+
+// OneShotInterval returns the interval of a OneShot window, past or not; false for the other
+// types.
+func (w *Window) OneShotInterval() (Interval, bool) {
+	return w.oneShot, w.Type() == TypeOneShot
 }
 
 // Stale reports whether the window is a OneShot whose end is not after now: it will never be

@@ -34,8 +34,8 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 )
 
 // Exit codes of `almanac check`.

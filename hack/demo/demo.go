@@ -36,9 +36,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
 )

@@ -1,13 +1,14 @@
 package eventjob
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -23,41 +24,6 @@ const retention = time.Hour
 // maxHandled bounds status.watermark.handled (the schema allows 1024). When more upstream
 // Jobs finish within the retention, the time moves forward past the oldest ones.
 const maxHandled = 1000
-
-// upstreamGroup returns the API group of the trigger's kind, from apiVersion or, when
-// admission has not filled that in, from the kind.
-func upstreamGroup(t *batchv1alpha1.Trigger) string {
-	if t.APIVersion != "" {
-		if gv, err := schema.ParseGroupVersion(t.APIVersion); err == nil {
-			return gv.Group
-		}
-	}
-	switch t.Kind {
-	case batchv1alpha1.TriggerKindScheduledJob, batchv1alpha1.TriggerKindEventJob:
-		return batchv1alpha1.GroupVersion.Group
-	default:
-		return batchv1.GroupName
-	}
-}
-
-// triggerType returns the trigger's type, Complete when omitted.
-func triggerType(t *batchv1alpha1.Trigger) batchv1alpha1.TriggerType {
-	if t.Type == "" {
-		return batchv1alpha1.TriggerTypeComplete
-	}
-	return t.Type
-}
-
-// upstreamKey is the ControllerKey that the trigger's upstream Jobs are found by: the Job
-// itself for kind Job, its controller otherwise.
-func upstreamKey(t *batchv1alpha1.Trigger) string {
-	return jobs.ControllerKey(upstreamGroup(t), string(t.Kind), t.Name)
-}
-
-// watermarkKey says which trigger a watermark belongs to.
-func watermarkKey(t *batchv1alpha1.Trigger) string {
-	return upstreamKey(t) + "/" + string(triggerType(t))
-}
 
 // fires reports whether an upstream outcome matches the trigger type.
 func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
@@ -75,11 +41,8 @@ func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
 type trigger struct {
 	job     *batchv1.Job
 	outcome jobs.Outcome
-	// decision is what happens to it; skipReason says why when it is jobs.Skip.
-	decision   jobs.Decision
-	skipReason string
-	// replace are the running downstream Jobs deleted before its run (Replace).
-	replace []*batchv1.Job
+	// suspended is true when the EventJob is suspended: the trigger is handled without a run.
+	suspended bool
 }
 
 // plan is what an EventJob should do now: a pure function of its spec and status, its
@@ -93,30 +56,46 @@ type plan struct {
 	// recovered are downstream Jobs whose upstream Job is not in the watermark: an earlier
 	// attempt created them and then failed to write status.
 	recovered []*batchv1.Job
+	// running are the downstream Jobs that run now: the concurrency policy of the first
+	// trigger's run looks at them (see start).
+	running []*batchv1.Job
 	// invalid is a user error that stops all runs until the spec changes.
 	invalid error
 }
 
 // decide computes the plan for ej at now, from the upstream Jobs (all Jobs the trigger
-// follows, finished or not) and the downstream Jobs (those ej controls).
-func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now time.Time) plan {
+// follows, finished or not), the downstream Jobs (those ej controls) and the cycle of
+// EventJob triggers that ej is on (batchv1alpha1.TriggerCycle; nil for none).
+//
+// An EventJob on a cycle starts no Job, and neither does any other EventJob on it: each
+// finds the same cycle. This is the reconciler's safety net behind admission, which rejects
+// a trigger that closes a cycle but reads a cache, so that EventJobs created or changed at
+// the same moment can close one anyway. The upstream Jobs that finish meanwhile are left
+// unhandled: once the cycle is broken (by changing a trigger of another EventJob on it), they
+// start their runs.
+func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cycle []string, now time.Time) plan {
 	var p plan
 	t := &ej.Spec.Trigger
-	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && upstreamGroup(t) == batchv1alpha1.GroupVersion.Group {
+	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
 		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
+		return p
+	}
+	if cycle != nil {
+		p.invalid = fmt.Errorf("the trigger closes a cycle: %s; each Job would start the next one, forever, so no EventJob on the cycle starts a Job: "+
+			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(cycle))
 		return p
 	}
 	p.watermark = startingWatermark(ej, now)
 	handled := handledSet(&p.watermark)
 	for _, j := range downstream {
-		uid := types.UID(j.Labels[jobs.LabelTriggerUID])
-		at, ok := jobs.ParseTime(j.Annotations[jobs.AnnotationTriggerTime])
+		uid := types.UID(j.Labels[batchv1alpha1.LabelTriggerUID])
+		at, ok := batchv1alpha1.ParseTime(j.Annotations[batchv1alpha1.AnnotationTriggerTime])
 		if uid != "" && ok && !handled[uid] && !at.Before(p.watermark.Time.Time) {
 			p.recovered = append(p.recovered, j)
 			handled[uid] = true
 		}
 	}
-	tt := triggerType(t)
+	tt := t.EffectiveType()
 	for _, j := range upstream {
 		o := jobs.OutcomeOf(j)
 		if !fires(tt, o) || o.Time.Before(p.watermark.Time.Time) || handled[j.UID] || jobs.IsControlledBy(j, ej) {
@@ -131,30 +110,80 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now
 		}
 		return p.triggers[a].job.UID < p.triggers[b].job.UID
 	})
-	// Each run starts in order; runs started in this round count as running for the next.
-	active := jobs.Active(downstream)
 	for i := range p.triggers {
-		tr := &p.triggers[i]
-		if ej.Spec.Suspend {
-			tr.decision, tr.skipReason = jobs.Skip, jobs.SkipSuspended
-			continue
-		}
-		switch tr.decision = jobs.Decide(ej.Spec.ConcurrencyPolicy, len(active)); tr.decision {
-		case jobs.Skip:
-			tr.skipReason = jobs.SkipForbid
-			continue
-		case jobs.ReplaceAndStart:
-			tr.replace, active = active, nil
-		}
-		active = append(active, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: jobs.EventJobName(ej.Name, tr.job.UID)}})
+		p.triggers[i].suspended = ej.Spec.Suspend
 	}
+	p.running = jobs.Active(downstream)
 	return p
+}
+
+// actions are the API calls that starting runs makes: the reconciler's reach the API server,
+// the tests' change their stand-in for it.
+type actions interface {
+	// replace deletes a running Job for the run of tr (concurrencyPolicy Replace).
+	replace(ctx context.Context, old *batchv1.Job, tr trigger) error
+	// create creates the Job named name for the run of tr.
+	create(ctx context.Context, tr trigger, name string) (jobs.Creation, error)
+}
+
+// start starts the plan's runs in order, applying the concurrency policy to each with the Jobs
+// that actually run at that point: the running ones, less those a Replace deleted, plus those
+// this round created. A run whose Job could not be created never counts as running, so a later
+// Replace deletes nothing in its name. User errors (a name over budget, a Job of that name
+// that is not ours, a template the API server rejects) skip the run and become the Ready
+// condition; API errors are returned for a retry, which finds the runs already started
+// through their deterministic names.
+func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions) (*result, error) {
+	res := &result{}
+	running := slices.Clone(p.running)
+	for _, tr := range p.triggers {
+		if tr.suspended {
+			res.skipped = append(res.skipped, skipped{trigger: tr, reason: jobs.SkipSuspended})
+			continue
+		}
+		decision := jobs.Decide(ej.Spec.ConcurrencyPolicy, len(running))
+		if decision == jobs.Skip {
+			res.skipped = append(res.skipped, skipped{trigger: tr, reason: jobs.SkipForbid})
+			continue
+		}
+		name := batchv1alpha1.EventJobName(ej.Name, tr.job.UID)
+		if err := batchv1alpha1.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
+			res.fail(tr, batchv1alpha1.ReasonJobNameTooLong, jobs.SkipNameTooLong, err.Error())
+			continue
+		}
+		if decision == jobs.ReplaceAndStart {
+			for _, old := range running {
+				if err := act.replace(ctx, old, tr); err != nil {
+					return nil, err
+				}
+				res.replaced = append(res.replaced, old)
+			}
+			running = nil
+		}
+		c, err := act.create(ctx, tr, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case c.Rejected != nil:
+			res.fail(tr, batchv1alpha1.ReasonJobInvalid, jobs.SkipJobInvalid, fmt.Sprintf(
+				"the run for upstream Job %s did not start: %v", tr.job.Name, c.Rejected))
+		case c.Conflict:
+			res.fail(tr, batchv1alpha1.ReasonJobConflict, jobs.SkipJobConflict, fmt.Sprintf(
+				"Job %s exists and is not controlled by this EventJob; the run for upstream Job %s did not start", name, tr.job.Name))
+		default:
+			res.started = append(res.started, started{trigger: tr, job: c.Job, created: c.Created})
+			if !jobs.OutcomeOf(c.Job).Finished() {
+				running = append(running, c.Job)
+			}
+		}
+	}
+	return res, nil
 }
 
 // startingWatermark returns the stored watermark or, for a new EventJob, one that starts at
 // its creation; for a changed trigger, one that starts now.
 func startingWatermark(ej *batchv1alpha1.EventJob, now time.Time) batchv1alpha1.TriggerWatermark {
-	key := watermarkKey(&ej.Spec.Trigger)
+	key := ej.Spec.Trigger.WatermarkKey()
 	switch wm := ej.Status.Watermark; {
 	case wm == nil:
 		return batchv1alpha1.TriggerWatermark{Trigger: key, Time: metav1.NewTime(ej.CreationTimestamp.UTC())}
@@ -183,7 +212,7 @@ func advance(wm batchv1alpha1.TriggerWatermark, added []batchv1alpha1.HandledTri
 		exists[j.UID] = true
 	}
 	for _, j := range downstream {
-		if uid := j.Labels[jobs.LabelTriggerUID]; uid != "" {
+		if uid := j.Labels[batchv1alpha1.LabelTriggerUID]; uid != "" {
 			exists[types.UID(uid)] = true
 		}
 	}

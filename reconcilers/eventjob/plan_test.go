@@ -1,6 +1,7 @@
 package eventjob
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -35,8 +36,14 @@ type world struct {
 	upstream   []*batchv1.Job
 	downstream []*batchv1.Job
 	created    []string // upstream Job names, in the order their runs started
-	clk        *clocktesting.FakeClock
-	n          int
+	replaced   []string // downstream Job names deleted by Replace, in order
+	// foreign are the names of Jobs that exist and are not the EventJob's: creating one
+	// conflicts.
+	foreign map[string]bool
+	clk     *clocktesting.FakeClock
+	n       int
+	// cycle is the cycle of EventJob triggers the EventJob is on (nil: none).
+	cycle []string
 }
 
 func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
@@ -67,31 +74,13 @@ func finish(j *batchv1.Job, cond batchv1.JobConditionType, at time.Time) {
 func ptrTrue() *bool { b := true; return &b }
 
 // step reconciles once; writeStatus false simulates a status write that fails after the Jobs
-// were created.
+// were created. The runs start through start, with the world as its actions.
 func (w *world) step(writeStatus bool) plan {
 	w.t.Helper()
-	p := decide(w.ej, w.upstream, w.downstream, w.clk.Now())
-	res := &result{}
-	for _, tr := range p.triggers {
-		if tr.decision == jobs.Skip {
-			res.skipped = append(res.skipped, skipped{trigger: tr, reason: tr.skipReason})
-			continue
-		}
-		for _, r := range tr.replace {
-			res.replaced = append(res.replaced, r)
-			w.remove(r.Name)
-		}
-		name := jobs.EventJobName(w.ej.Name, tr.job.UID)
-		if w.find(name) != nil {
-			w.t.Fatalf("a second Job %s for upstream Job %s", name, tr.job.Name)
-		}
-		j := jobs.NewJob(&w.ej.Spec.JobTemplate, jobs.Run{Name: name, Namespace: "ns", Owner: w.ej, OwnerGVK: gvk,
-			Labels: map[string]string{jobs.LabelEventJob: w.ej.Name, jobs.LabelTriggerUID: string(tr.job.UID)},
-			Annotations: map[string]string{jobs.AnnotationTriggerJob: tr.job.Name,
-				jobs.AnnotationTriggerCondition: string(tr.outcome.Type), jobs.AnnotationTriggerTime: jobs.FormatTime(tr.outcome.Time)}})
-		w.downstream = append(w.downstream, j)
-		w.created = append(w.created, tr.job.Name)
-		res.started = append(res.started, started{trigger: tr, job: j, created: true})
+	p := decide(w.ej, w.upstream, w.downstream, w.cycle, w.clk.Now())
+	res, err := start(context.Background(), w.ej, &p, w)
+	if err != nil {
+		w.t.Fatal(err)
 	}
 	current := currentJobs(w.downstream, res)
 	st := nextStatus(w.ej, &p, res, w.upstream, current, w.clk.Now())
@@ -99,6 +88,34 @@ func (w *world) step(writeStatus bool) plan {
 		w.ej.Status = *st
 	}
 	return p
+}
+
+// replace is an action of start: it deletes a running downstream Job.
+func (w *world) replace(_ context.Context, old *batchv1.Job, _ trigger) error {
+	if old.Namespace == "" || old.UID == "" || w.find(old.Name) == nil {
+		w.t.Fatalf("Replace deletes %q (namespace %q, UID %q), which is not a Job of the EventJob", old.Name, old.Namespace, old.UID)
+	}
+	w.replaced = append(w.replaced, old.Name)
+	w.remove(old.Name)
+	return nil
+}
+
+// create is an action of start: it creates the downstream Job of a trigger.
+func (w *world) create(_ context.Context, tr trigger, name string) (jobs.Creation, error) {
+	if w.foreign[name] {
+		return jobs.Creation{Conflict: true}, nil
+	}
+	if w.find(name) != nil {
+		w.t.Fatalf("a second Job %s for upstream Job %s", name, tr.job.Name)
+	}
+	j := jobs.NewJob(&w.ej.Spec.JobTemplate, jobs.Run{Name: name, Namespace: "ns", Owner: w.ej, OwnerGVK: gvk,
+		Labels: map[string]string{batchv1alpha1.LabelEventJob: w.ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
+		Annotations: map[string]string{batchv1alpha1.AnnotationTriggerJob: tr.job.Name,
+			batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type), batchv1alpha1.AnnotationTriggerTime: batchv1alpha1.FormatTime(tr.outcome.Time)}})
+	j.UID = types.UID("down-" + string(tr.job.UID))
+	w.downstream = append(w.downstream, j)
+	w.created = append(w.created, tr.job.Name)
+	return jobs.Creation{Job: j, Created: true}, nil
 }
 
 func (w *world) find(name string) *batchv1.Job {
@@ -333,6 +350,61 @@ func TestConcurrencyPolicy(t *testing.T) {
 	}
 }
 
+// TestReplaceAfterARefusedCreate: under Replace, when the Job of an earlier trigger in the same
+// round could not be created, a later trigger's run deletes only Jobs that exist. Issue 11,
+// finding 4: it sent a placeholder Job (no namespace, no UID) to DELETE and reported
+// JobsReplaced for a Job that never existed.
+func TestReplaceAfterARefusedCreate(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.ej.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyReplace
+	first := w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+	w.foreign = map[string]bool{batchv1alpha1.EventJobName(w.ej.Name, first.UID): true}
+	w.step(true)
+	if len(w.replaced) != 0 {
+		t.Errorf("Replace deleted %v; nothing was running", w.replaced)
+	}
+	if diff := cmp.Diff([]string{"hello-2"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if c := w.ej.Status.Conditions[0]; c.Reason != batchv1alpha1.ReasonJobConflict {
+		t.Errorf("Ready condition %+v, want JobConflict for hello-1's run", c)
+	}
+
+	// With a run that started in the same round, Replace deletes that one, the real Job.
+	w.foreign = nil
+	w.created = nil
+	third := w.upstreamJob(batchv1.JobComplete, t0.Add(3*time.Second))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(4*time.Second))
+	w.step(true)
+	if diff := cmp.Diff([]string{batchv1alpha1.EventJobName(w.ej.Name, "up-002"), batchv1alpha1.EventJobName(w.ej.Name, third.UID)}, w.replaced); diff != "" {
+		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+}
+
+// TestCycleStartsNoJob: an EventJob on a cycle of EventJob triggers (which admission can miss
+// when the EventJobs are created at the same moment) starts no Job; its upstream Jobs stay
+// unhandled and start their runs once the cycle is broken. Issue 11, finding 3.
+func TestCycleStartsNoJob(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindEventJob, "b", ""))
+	w.cycle = []string{"ej", "b", "ej"}
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	if p := w.step(true); p.invalid == nil || len(w.created) != 0 {
+		t.Fatalf("on a cycle: invalid %v, runs %v; want an error and no run", p.invalid, w.created)
+	}
+	c := w.ej.Status.Conditions[0]
+	want := `the trigger closes a cycle: EventJob "ej" triggers on EventJob "b", which triggers on EventJob "ej"; each Job would start the next one, forever, ` +
+		`so no EventJob on the cycle starts a Job: trigger one of them on an object outside the cycle`
+	if c.Status != metav1.ConditionFalse || c.Reason != batchv1alpha1.ReasonInvalidTrigger || c.Message != want {
+		t.Errorf("Ready condition %+v", c)
+	}
+	w.cycle = nil // b's trigger changed
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1"}, w.created); diff != "" {
+		t.Errorf("runs after the cycle was broken (-want +got):\n%s", diff)
+	}
+}
+
 func TestSuspend(t *testing.T) {
 	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
 	w.ej.Spec.Suspend = true
@@ -389,13 +461,13 @@ func TestUpstreamKeys(t *testing.T) {
 		{batchv1alpha1.Trigger{Kind: "EventJob", Name: "b", APIVersion: "batch.almanac.dev/v1alpha1"}, "batch.almanac.dev/EventJob/b"},
 	}
 	for _, tt := range tests {
-		if got := upstreamKey(&tt.trigger); got != tt.want {
-			t.Errorf("upstreamKey(%+v) = %s, want %s", tt.trigger, got, tt.want)
+		if got := tt.trigger.UpstreamKey(); got != tt.want {
+			t.Errorf("UpstreamKey(%+v) = %s, want %s", tt.trigger, got, tt.want)
 		}
 	}
 	// The key of an EventJob's trigger matches the key of the Jobs its upstream controls.
 	j := jobs.NewJob(&batchv1.JobTemplateSpec{}, jobs.Run{Name: "b-1", Owner: &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, OwnerGVK: gvk})
-	if got := jobs.ControllerKeyOf(j); got != tests[3].want {
+	if got := batchv1alpha1.ControllerKeyOf(j); got != tests[3].want {
 		t.Errorf("ControllerKeyOf = %s", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
+	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -58,15 +58,15 @@ func (res *result) handled(p *plan) []batchv1alpha1.HandledTrigger {
 
 // recordOf reads the trigger record from a downstream Job's labels and annotations.
 func recordOf(j *batchv1.Job) (batchv1alpha1.TriggerRecord, bool) {
-	at, ok := jobs.ParseTime(j.Annotations[jobs.AnnotationTriggerTime])
-	uid := j.Labels[jobs.LabelTriggerUID]
+	at, ok := batchv1alpha1.ParseTime(j.Annotations[batchv1alpha1.AnnotationTriggerTime])
+	uid := j.Labels[batchv1alpha1.LabelTriggerUID]
 	if !ok || uid == "" {
 		return batchv1alpha1.TriggerRecord{}, false
 	}
 	return batchv1alpha1.TriggerRecord{
-		JobName:   j.Annotations[jobs.AnnotationTriggerJob],
+		JobName:   j.Annotations[batchv1alpha1.AnnotationTriggerJob],
 		UID:       types.UID(uid),
-		Condition: j.Annotations[jobs.AnnotationTriggerCondition],
+		Condition: j.Annotations[batchv1alpha1.AnnotationTriggerCondition],
 		Time:      metav1.NewTime(at),
 	}, true
 }
@@ -124,7 +124,7 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 	}
 	wm := advance(p.watermark, res.handled(p), upstream, current)
 	st.Watermark = &wm
-	st.Active = jobs.References(jobs.Active(current))
+	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	readyCondition(ej, st, res, now)
 	return st
 }
@@ -151,7 +151,7 @@ func readyCondition(ej *batchv1alpha1.EventJob, st *batchv1alpha1.EventJobStatus
 			"spec.suspend is true: no Job starts, and upstream Jobs that finish meanwhile start none later")
 	default:
 		setReady(st, ej.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonWatching,
-			fmt.Sprintf("Starts a Job when a Job %s reaches %s", describeUpstream(t), describeType(triggerType(t))))
+			fmt.Sprintf("Starts a Job when a Job %s reaches %s", describeUpstream(t), describeType(t.EffectiveType())))
 	}
 }
 

@@ -2,7 +2,6 @@ package eventjob
 
 import (
 	"context"
-	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,25 +16,11 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-const (
-	// jobIndex finds Jobs in the cache by their controller: the upstream Jobs of a CronJob,
-	// ScheduledJob or EventJob, and an EventJob's own Jobs.
-	jobIndex = "batch.almanac.dev/eventjob-job-controller"
-	// triggerIndex finds the EventJobs that follow a Job, by upstreamKey.
-	triggerIndex = "batch.almanac.dev/eventjob-trigger"
-)
-
-// SetupWithManager registers the reconciler and its indexes with mgr.
+// SetupWithManager registers the reconciler with mgr, whose cache must have the indexes
+// batchv1alpha1.JobControllerField (the upstream Jobs of a CronJob, ScheduledJob or EventJob,
+// and an EventJob's own Jobs) and batchv1alpha1.EventJobTriggerField (the EventJobs that
+// follow a Job) from api/index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	ctx := context.Background()
-	if err := jobs.IndexJobsByController(ctx, mgr.GetFieldIndexer(), jobIndex); err != nil {
-		return fmt.Errorf("failed to index Jobs by controller: %w", err)
-	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &batchv1alpha1.EventJob{}, triggerIndex, func(obj client.Object) []string {
-		return []string{upstreamKey(&obj.(*batchv1alpha1.EventJob).Spec.Trigger)}
-	}); err != nil {
-		return fmt.Errorf("failed to index EventJobs by trigger: %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("eventjob").
 		// Our own status writes change no generation and need no reconcile.
@@ -43,6 +28,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.followers),
 			builder.WithPredicates(predicate.NewPredicateFuncs(finished))).
+		// A change of an EventJob's trigger can close or break a cycle that its followers
+		// are on.
+		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(r.Options).
 		Complete(r)
 }
@@ -56,14 +45,24 @@ func finished(obj client.Object) bool {
 // followers maps a Job to the EventJobs in its namespace whose trigger names it or its
 // controller.
 func (r *Reconciler) followers(ctx context.Context, obj client.Object) []reconcile.Request {
-	keys := []string{jobs.ControllerKey(batchv1.GroupName, string(batchv1alpha1.TriggerKindJob), obj.GetName())}
-	if key := jobs.ControllerKeyOf(obj); key != "" {
+	keys := []string{batchv1alpha1.ControllerKey(batchv1.GroupName, string(batchv1alpha1.TriggerKindJob), obj.GetName())}
+	if key := batchv1alpha1.ControllerKeyOf(obj); key != "" {
 		keys = append(keys, key)
 	}
+	return r.followersOf(ctx, obj.GetNamespace(), keys)
+}
+
+// followersOfEventJob maps an EventJob to the EventJobs in its namespace that trigger on it.
+func (r *Reconciler) followersOfEventJob(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.followersOf(ctx, obj.GetNamespace(), []string{batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, obj.GetName())})
+}
+
+// followersOf returns the EventJobs in namespace whose trigger's UpstreamKey is one of keys.
+func (r *Reconciler) followersOf(ctx context.Context, namespace string, keys []string) []reconcile.Request {
 	var out []reconcile.Request
 	for _, key := range keys {
 		list := &batchv1alpha1.EventJobList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{triggerIndex: key}); err != nil {
+		if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.EventJobTriggerField: key}); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list the EventJobs that follow a Job", "key", key)
 			continue
 		}

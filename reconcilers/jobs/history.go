@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -84,5 +85,21 @@ func Delete(ctx context.Context, c client.Client, j *batchv1.Job) error {
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("failed to delete Job %s/%s: %w", j.Namespace, j.Name, err)
 	}
+	return nil
+}
+
+// RemoveFinalizer removes finalizer from a Job, if it has it, with a patch conditional on the
+// Job's resourceVersion (a conflict is retried by the reconcile). A Job already gone is left
+// alone.
+func RemoveFinalizer(ctx context.Context, c client.Client, j *batchv1.Job, finalizer string) error {
+	if !controllerutil.ContainsFinalizer(j, finalizer) {
+		return nil
+	}
+	patched := j.DeepCopy()
+	controllerutil.RemoveFinalizer(patched, finalizer)
+	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(j, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to remove the finalizer %s from Job %s/%s: %w", finalizer, j.Namespace, j.Name, err)
+	}
+	j.Finalizers = patched.Finalizers
 	return nil
 }

@@ -1,13 +1,17 @@
 package jobs
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
 
 // Run says which Job to build: its name, where it lives, who controls it, and the labels and
@@ -96,6 +100,29 @@ func Active(jobs []*batchv1.Job) []*batchv1.Job {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
+}
+
+// ActiveStatus returns status.active and status.activeOverflow for the Jobs of an owner: the
+// running Jobs, sorted by name, at most batchv1alpha1.MaxActive of them. When more run, the
+// oldest (by creation, then name) are left out and counted, so that a status write never
+// exceeds the schema's MaxItems (which the API server would refuse, freezing the record of
+// what ran).
+func ActiveStatus(jobs []*batchv1.Job) ([]corev1.ObjectReference, int32) {
+	running := Active(jobs)
+	overflow := len(running) - batchv1alpha1.MaxActive
+	if overflow <= 0 {
+		return References(running), 0
+	}
+	byAge := slices.Clone(running)
+	slices.SortStableFunc(byAge, func(a, b *batchv1.Job) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	kept := byAge[overflow:]
+	slices.SortFunc(kept, func(a, b *batchv1.Job) int { return strings.Compare(a.Name, b.Name) })
+	return References(kept), int32(overflow)
 }
 
 // References returns object references to the Jobs, for status.active.

@@ -1,8 +1,8 @@
 package jobs
 
 import (
-	"regexp"
-	"strings"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,8 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -106,93 +105,75 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestWithinDeadline(t *testing.T) {
-	slot := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		late     time.Duration
-		deadline int64
-		want     bool
-	}{
-		{0, 0, true}, {999 * time.Millisecond, 0, true}, {time.Second, 0, false},
-		{600 * time.Second, 600, true}, {601 * time.Second, 600, false},
-	}
-	for _, tt := range tests {
-		if got := WithinDeadline(slot, slot.Add(tt.late), tt.deadline); got != tt.want {
-			t.Errorf("late %v, deadline %ds: %v, want %v", tt.late, tt.deadline, got, tt.want)
-		}
-	}
-}
-
-var dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-func TestNames(t *testing.T) {
-	slot := time.Date(2036, 3, 21, 13, 53, 0, 0, time.UTC)
-	if got, want := ScheduledJobName("at-sample", slot), "at-sample-34828673"; got != want {
-		t.Errorf("ScheduledJobName = %s, want %s", got, want)
-	}
-	if got := SlotMinute(time.Date(1969, 12, 31, 23, 59, 30, 0, time.UTC)); got != -1 {
-		t.Errorf("SlotMinute before 1970 = %d, want -1", got)
-	}
-	if m, ok := ParseSlotMinute("at-sample", "at-sample-34828673"); !ok || m != 34828673 {
-		t.Errorf("ParseSlotMinute = %d, %v", m, ok)
-	}
-	if _, ok := ParseSlotMinute("at", "at-sample-34828673"); ok {
-		t.Error("ParseSlotMinute accepted another owner's Job")
-	}
-
-	a := EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6a"))
-	b := EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6b"))
-	if a == b || a != EventJobName("eventjob-sample", types.UID("0b5c5b8e-3f3c-4d43-8a52-0f4b2b1f3b6a")) {
-		t.Errorf("EventJobName is not a function of the UID: %s, %s", a, b)
-	}
-	if !strings.HasPrefix(a, "eventjob-sample-") || len(a) != len("eventjob-sample-")+10 {
-		t.Errorf("EventJobName = %s", a)
-	}
-
-	// The longest owner name within the budget gives Job names that are valid label values
-	// (the Pods' job-name label) in the year 9999 too.
-	owner := strings.Repeat("a", MaxOwnerNameLength)
-	for _, name := range []string{
-		ScheduledJobName(owner, time.Date(9999, 12, 31, 23, 59, 0, 0, time.UTC)),
-		EventJobName(owner, "uid"),
-	} {
-		if errs := validation.IsValidLabelValue(name); len(errs) > 0 || !dns1123.MatchString(name) {
-			t.Errorf("%s: %v", name, errs)
-		}
-		if err := CheckJobName(name, "ScheduledJob", owner); err != nil {
-			t.Error(err)
-		}
-	}
-	if MaxOwnerNameLength != 52 {
-		t.Errorf("MaxOwnerNameLength = %d; the webhook and docs say 52", MaxOwnerNameLength)
-	}
-	if err := CheckJobName(EventJobName(owner+"b", "uid"), "EventJob", owner+"b"); err == nil {
-		t.Error("a name one character over the budget passed")
-	}
-}
-
 func TestNewJob(t *testing.T) {
 	owner := &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Name: "ej", Namespace: "ns", UID: "ej-uid"}}
 	tmpl := &batchv1.JobTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x", LabelEventJob: "spoof"},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x", batchv1alpha1.LabelEventJob: "spoof"},
 			Annotations: map[string]string{"note": "n"}},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}},
 	}
 	j := NewJob(tmpl, Run{Name: "ej-abc", Namespace: "ns", Owner: owner,
 		OwnerGVK:    batchv1alpha1.GroupVersion.WithKind("EventJob"),
-		Labels:      map[string]string{LabelEventJob: "ej", LabelTriggerUID: "u"},
-		Annotations: map[string]string{AnnotationTriggerJob: "up"}})
-	if diff := cmp.Diff(map[string]string{"app": "x", LabelEventJob: "ej", LabelTriggerUID: "u"}, j.Labels); diff != "" {
+		Labels:      map[string]string{batchv1alpha1.LabelEventJob: "ej", batchv1alpha1.LabelTriggerUID: "u"},
+		Annotations: map[string]string{batchv1alpha1.AnnotationTriggerJob: "up"}})
+	if diff := cmp.Diff(map[string]string{"app": "x", batchv1alpha1.LabelEventJob: "ej", batchv1alpha1.LabelTriggerUID: "u"}, j.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"note": "n", AnnotationTriggerJob: "up"}, j.Annotations); diff != "" {
+	if diff := cmp.Diff(map[string]string{"note": "n", batchv1alpha1.AnnotationTriggerJob: "up"}, j.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	if !IsControlledBy(j, owner) || ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
-		t.Errorf("controller %v, key %q", j.OwnerReferences, ControllerKeyOf(j))
+	if !IsControlledBy(j, owner) || batchv1alpha1.ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
+		t.Errorf("controller %v, key %q", j.OwnerReferences, batchv1alpha1.ControllerKeyOf(j))
 	}
 	tmpl.Labels["app"] = "changed"
 	if j.Labels["app"] != "x" {
 		t.Error("the Job shares its labels with the template")
+	}
+}
+
+func TestRequeueAt(t *testing.T) {
+	now := time.Date(2027, 3, 1, 9, 59, 59, 0, time.UTC)
+	tests := []struct {
+		name string
+		next time.Time
+		want ctrl.Result
+	}{
+		{"no boundary ahead: never", time.Time{}, ctrl.Result{}},
+		{"a boundary ahead: exactly then", now.Add(1500 * time.Millisecond), ctrl.Result{RequeueAfter: 1500 * time.Millisecond}},
+		// The reconcile computed the boundary before it wrote, and its writes took longer
+		// than the time that was left: controller-runtime would drop a RequeueAfter ≤ 0.
+		{"the boundary passed while writing: at once", now.Add(-200 * time.Millisecond), ctrl.Result{RequeueAfter: time.Nanosecond}},
+		{"the boundary is now: at once", now, ctrl.Result{RequeueAfter: time.Nanosecond}},
+	}
+	for _, tt := range tests {
+		if got := RequeueAt(tt.next, now); got != tt.want {
+			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestActiveStatusIsBounded: status.active never lists more than its MaxItems; the oldest
+// running Jobs drop out first and are counted. Issue 11, finding 9: under Allow an
+// every-minute ScheduledJob whose Pods cannot start passed 1024 active Jobs in about 17 hours,
+// and from then on every status write was refused.
+func TestActiveStatusIsBounded(t *testing.T) {
+	base := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	var all []*batchv1.Job
+	for i := range batchv1alpha1.MaxActive + 5 {
+		j := job(fmt.Sprintf("sj-%08d", 29000000+i), "", "")
+		j.CreationTimestamp = metav1.NewTime(base.Add(time.Duration(i) * time.Minute))
+		all = append(all, j)
+	}
+	all = append(all, job("sj-finished", batchv1.JobComplete, "2027-01-01T00:00:00Z"))
+	slices.Reverse(all) // the order of the input does not matter
+	active, overflow := ActiveStatus(all)
+	if len(active) != batchv1alpha1.MaxActive || overflow != 5 {
+		t.Fatalf("%d listed, overflow %d; want %d and 5", len(active), overflow, batchv1alpha1.MaxActive)
+	}
+	if active[0].Name != "sj-29000005" || active[len(active)-1].Name != fmt.Sprintf("sj-%08d", 29000000+batchv1alpha1.MaxActive+4) {
+		t.Errorf("listed %s … %s; want the newest, sorted by name", active[0].Name, active[len(active)-1].Name)
+	}
+	if active, overflow := ActiveStatus(all[:10]); len(active) != 9 || overflow != 0 {
+		t.Errorf("under the bound: %d listed, overflow %d; want all 9 running and 0", len(active), overflow)
 	}
 }

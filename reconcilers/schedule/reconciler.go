@@ -11,57 +11,62 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
-	"github.com/almanac-dev/almanac/reconcilers/metrics"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// Reconciler keeps a Schedule's status true at its window boundaries.
+// Reconciler keeps a Schedule's status true at its window boundaries. Options.
+// MaxConcurrentReconciles bounds the number of Schedules reconciled at once (zero means 16, as
+// for the ScheduledPodAutoscaler reconciler): many Schedules often share a boundary (09:00),
+// and each then needs one status write.
 type Reconciler struct {
-	Client client.Client
-	// Clock is the only source of "now".
-	Clock clock.PassiveClock
-	// Recorder reports a Schedule that cannot be evaluated.
-	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles bounds the number of Schedules reconciled at once. Many
-	// Schedules often share a boundary (09:00), and each then needs one status write.
-	// Zero means 16, as for the ScheduledPodAutoscaler reconciler.
-	MaxConcurrentReconciles int
+	jobs.Base
+	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
+	// almanac_autoscaler_schedule_evaluation_errors_total series of kind "Schedule", which the
+	// ScheduledPodAutoscaler reconciler owns and the manager hands in. Nil counts nothing.
+	EvaluationErrors prometheus.Counter
 }
 
-// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+// New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
+// clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-schedule")}
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-schedule")}
 }
 
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules/status,verbs=get;patch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile writes the Schedule's status for now and asks to be called again at its next
-// boundary.
+// boundary (under overlapPolicy Forbid, at the next boundary of any Schedule of its
+// autoscaler: whether it is left out can change there).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	s := &autoscalingv1alpha1.Schedule{}
-	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !s.DeletionTimestamp.IsZero() {
@@ -69,10 +74,75 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	st, next := Status(s, now)
+	forbid, err := r.forbid(ctx, s, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	next = LeftOut(&st, s, forbid, now, next)
 	if err := r.writeStatus(ctx, s, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	return scheduledpodautoscaler.RequeueAt(next, r.Clock.Now()), nil
+	return jobs.RequeueAt(next, r.Clock.Now()), nil
+}
+
+// forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy
+// Forbid (nil otherwise), from the cache.
+func (r *Reconciler) forbid(ctx context.Context, s *autoscalingv1alpha1.Schedule, now time.Time) (*scaling.Desired, error) {
+	spa, err := r.forbidding(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name)
+	if spa == nil || err != nil {
+		return nil, err
+	}
+	siblings := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, siblings, client.InNamespace(s.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
+		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", s.Namespace, spa.Name, err)
+	}
+	d := scaling.Compute(spa, siblings.Items, now)
+	return &d, nil
+}
+
+// forbidding returns the autoscaler name in namespace when it exists and has overlapPolicy
+// Forbid, from the cache; nil otherwise.
+func (r *Reconciler) forbidding(ctx context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, spa); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get ScheduledPodAutoscaler %s/%s: %w", namespace, name, err)
+	}
+	if spa.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid {
+		return nil, nil
+	}
+	return spa, nil
+}
+
+// LeftOut sets, in st, the ForbiddenOverlap condition of a Schedule that its autoscaler's
+// overlapPolicy Forbid leaves out of the bounds (forbid is that autoscaler's desired state,
+// nil when its policy is not Forbid), or removes it, and returns when to look again: next,
+// or the autoscaler's next transition when that comes first. It is a pure function.
+func LeftOut(st *autoscalingv1alpha1.ScheduleStatus, s *autoscalingv1alpha1.Schedule, forbid *scaling.Desired, now, next time.Time) time.Time {
+	if forbid == nil {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+		return next
+	}
+	i := slices.IndexFunc(forbid.LeftOut, func(l scaling.LeftOut) bool { return l.Name == s.Name })
+	if i < 0 {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	} else {
+		l := forbid.LeftOut[i]
+		conditions.Set(&st.Conditions, metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionForbiddenOverlap,
+			Status: metav1.ConditionTrue,
+			Reason: autoscalingv1alpha1.ReasonLeftOut,
+			Message: fmt.Sprintf("ScheduledPodAutoscaler %q has overlapPolicy Forbid and this Schedule's windows overlap those of Schedule %q, created earlier, from %s: "+
+				"it is left out of the autoscaler's bounds until the overlap is over; move or shorten one of the windows, delete one of the Schedules, or set overlapPolicy to Max",
+				s.Spec.ScaleTargetRef.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)),
+		}, s.Generation, now)
+	}
+	if !forbid.Next.IsZero() && (next.IsZero() || forbid.Next.Before(next)) {
+		return forbid.Next
+	}
+	return next
 }
 
 // Status returns the status of s at now and the instant at which it next changes (zero if
@@ -82,7 +152,7 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 	st.ObservedGeneration = s.Generation
 	st.NextStartTime, st.NextEndTime = nil, nil
 
-	w, err := scheduledpodautoscaler.CompileSchedule(s)
+	w, err := scaling.Compile(s)
 	if err != nil {
 		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
 		conditions.Set(&st.Conditions, invalidCondition(err), s.Generation, now)
@@ -116,18 +186,22 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
 	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	invalid := valid != nil && valid.Status == metav1.ConditionFalse
-	if invalid {
-		metrics.EvaluationErrors.WithLabelValues("Schedule").Inc()
+	if invalid && r.EvaluationErrors != nil {
+		r.EvaluationErrors.Inc()
 	}
-	if equality.Semantic.DeepEqual(s.Status, st) {
-		return nil
+	changed := s.DeepCopy()
+	changed.Status = st
+	if written, err := r.WriteStatus(ctx, "Schedule", s, changed); err != nil || !written {
+		return err
 	}
 	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
-	if err := applyStatus(ctx, r.Client, s, st); err != nil {
-		return fmt.Errorf("failed to update the status of Schedule %s: %w", klog.KObj(s), err)
-	}
 	if invalid && (old == nil || old.Message != valid.Message) {
 		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, valid.Reason, "Evaluate", "%s", valid.Message)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
+		if o := meta.FindStatusCondition(s.Status.Conditions, c.Type); o == nil || o.Message != c.Message {
+			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, autoscalingv1alpha1.ConditionForbiddenOverlap, "Evaluate", "%s", c.Message)
+		}
 	}
 	return nil
 }
@@ -153,37 +227,66 @@ func invalidCondition(err error) metav1.Condition {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	workers := r.MaxConcurrentReconciles
-	if workers == 0 {
-		workers = 16
+	opts := r.Options
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		// Under overlapPolicy Forbid, whether a Schedule is left out depends on its siblings
+		// and on the policy: a change of either looks at the Schedules again.
+		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(r.siblingsUnderForbid),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
+			builder.WithPredicates(policyChanged())).
+		WithOptions(opts).
 		Named("schedule").
 		Complete(r)
 }
 
-// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
-// from a cached object, it cannot leave a field at a value this reconciler did not choose,
-// and fields it no longer sets are removed.
-func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return err
+// siblingsUnderForbid maps a Schedule to the other Schedules of its autoscaler, when that has
+// overlapPolicy Forbid.
+func (r *Reconciler) siblingsUnderForbid(ctx context.Context, obj client.Object) []reconcile.Request {
+	s, ok := obj.(*autoscalingv1alpha1.Schedule)
+	if !ok {
+		return nil
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("Schedule"))
-	u.SetNamespace(obj.Namespace)
-	u.SetName(obj.Name)
-	// The status is computed from the cached object; if that is stale, its carried-over
-	// fields (lastAppliedTransition, condition times) could be older than what is stored.
-	// The resourceVersion precondition turns that into a conflict, retried with a fresh
-	// cache, instead of a silent step back.
-	u.SetResourceVersion(obj.ResourceVersion)
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(scheduledpodautoscaler.FieldManager), client.ForceOwnership); err != nil {
-		return err
+	if spa, err := r.forbidding(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name); spa == nil || err != nil {
+		return nil
 	}
-	obj.Status = st
-	return nil
+	out := r.schedules(ctx, s.Namespace, s.Spec.ScaleTargetRef.Name)
+	return slices.DeleteFunc(out, func(req reconcile.Request) bool { return req.Name == s.Name })
+}
+
+// schedulesOf maps an autoscaler to its Schedules.
+func (r *Reconciler) schedulesOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.schedules(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+func (r *Reconciler) schedules(ctx context.Context, namespace, autoscaler string) []reconcile.Request {
+	list := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: autoscaler}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Schedules of an autoscaler", "ScheduledPodAutoscaler", klog.KRef(namespace, autoscaler))
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, s := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return out
+}
+
+// policyChanged lets through autoscalers that are created or deleted with overlapPolicy
+// Forbid, and updates that change the policy.
+func policyChanged() predicate.Funcs {
+	forbid := func(obj client.Object) bool {
+		spa, ok := obj.(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+		return ok && spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return forbid(e.Object) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return forbid(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return forbid(e.ObjectOld) != forbid(e.ObjectNew) },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

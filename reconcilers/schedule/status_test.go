@@ -12,6 +12,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 func instant(t *testing.T, s string) time.Time {
@@ -122,5 +124,39 @@ func TestConditionTimeKeptWhileUnchanged(t *testing.T) {
 	second, _ := Status(s, instant(t, "2027-03-01T09:00:00Z"))
 	if got, want := second.Conditions[0].LastTransitionTime, first.Conditions[0].LastTransitionTime; !got.Equal(&want) {
 		t.Errorf("lastTransitionTime changed from %s to %s although Valid stayed True", want, got)
+	}
+}
+
+// TestLeftOutCondition: under overlapPolicy Forbid the left-out Schedule gets the
+// ForbiddenOverlap condition, and loses it when it is no longer left out; the reconciler then
+// looks again at the autoscaler's next transition when that comes before its own.
+func TestLeftOutCondition(t *testing.T) {
+	now := instant(t, "2027-03-01T10:30:00Z")
+	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: "10:00", EndTime: "12:00", TimeZone: "UTC"})
+	zone, _ := timing.NormalizeZone("UTC")
+	own := instant(t, "2027-03-01T12:00:00Z")
+	d := &scaling.Desired{
+		Next: instant(t, "2027-03-01T11:00:00Z"),
+		LeftOut: []scaling.LeftOut{{Name: "s", Kept: "first", Zone: zone,
+			Overlap: timing.Interval{Start: instant(t, "2027-03-01T10:00:00Z"), End: instant(t, "2027-03-01T11:00:00Z")}}},
+	}
+	st := s.Status
+	if next := LeftOut(&st, s, d, now, own); !next.Equal(d.Next) {
+		t.Errorf("next %s, want the autoscaler's %s", next, d.Next)
+	}
+	c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	want := `ScheduledPodAutoscaler "web" has overlapPolicy Forbid and this Schedule's windows overlap those of Schedule "first", created earlier, ` +
+		`from 2027-03-01 10:00 to 11:00 UTC: it is left out of the autoscaler's bounds until the overlap is over; ` +
+		`move or shorten one of the windows, delete one of the Schedules, or set overlapPolicy to Max`
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != autoscalingv1alpha1.ReasonLeftOut || c.Message != want {
+		t.Fatalf("condition %+v", c)
+	}
+	d.LeftOut = nil
+	LeftOut(&st, s, d, now, own)
+	if c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
+		t.Errorf("condition %+v after the overlap went away", c)
+	}
+	if next := LeftOut(&st, s, nil, now, own); !next.Equal(own) {
+		t.Errorf("without Forbid: next %s, want its own %s", next, own)
 	}
 }

@@ -5,60 +5,30 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// parseCron is the cron parser; tests swap it to check that a panicking or never-firing
-// parser becomes a condition rather than a crash or a hot loop.
-var parseCron = timing.ParseCron
+// compileJob compiles a ScheduledJob's timing with the time engine; tests swap it to check that
+// a panicking or never-firing engine becomes a condition rather than a crash or a hot loop.
+var compileJob = timing.JobSpec.Compile
 
-// schedule is a ScheduledJob's compiled timing: a one-shot instant or a cron schedule, in a
-// zone.
-type schedule struct {
-	loc  *time.Location
-	at   time.Time // the one-shot's instant, by the DST rule; zero for cron
-	cron timing.Cron
-}
-
-func (s schedule) oneShot() bool { return !s.at.IsZero() }
-
-// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine. A panic
-// in a parser becomes an error, so that bad input never crashes the manager or makes it
-// retry in a loop.
-func compile(spec *batchv1alpha1.ScheduledJobSpec) (s schedule, err error) {
+// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine, by the
+// rules that admission and `almanac preview` apply too (a timestamp in schedule is a
+// one-shot). A panic in the engine becomes an error, so that bad input never crashes the
+// manager or makes it retry in a loop.
+func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = schedule{}, fmt.Errorf("cannot be evaluated (the parser failed: %v)", r)
+			s, err = nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
 		}
 	}()
-	zoneName := spec.TimeZone
-	if zoneName == "" {
-		zoneName = timing.DefaultZone
-	}
-	zone, err := timing.NormalizeZone(zoneName)
-	if err != nil {
-		return schedule{}, fmt.Errorf("timeZone: %w", err)
-	}
-	s.loc = zone.Location
-	switch {
-	case spec.At != "" && spec.Schedule != "":
-		return schedule{}, fmt.Errorf("at and schedule are both set; set exactly one")
-	case spec.At != "":
-		local, err := timing.ParseAt(spec.At, zone.Location)
-		if err != nil {
-			return schedule{}, fmt.Errorf("at: %w", err)
-		}
-		s.at = local.In(zone.Location)
-	case spec.Schedule != "":
-		if s.cron, err = parseCron(spec.Schedule); err != nil {
-			return schedule{}, fmt.Errorf("schedule: %w", err)
-		}
-	default:
-		return schedule{}, fmt.Errorf("neither at nor schedule is set; set exactly one")
+	s, errs := compileJob(spec.Timing())
+	if len(errs) > 0 {
+		return nil, timing.Join("spec.", errs)
 	}
 	return s, nil
 }
@@ -66,6 +36,9 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s schedule, err error) {
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {
+	// oneShot is true for a one-shot ScheduledJob: its Job carries
+	// batchv1alpha1.FinalizerOutcome until status records how it ended.
+	oneShot bool
 	// run is the nominal instant of the slot to start a Job for now; zero for none.
 	run time.Time
 	// replace are the running Jobs to delete before starting run (concurrencyPolicy Replace).
@@ -108,22 +81,26 @@ func (p *plan) missedTotal() int64 {
 // slotOf returns the nominal slot a Job of ours belongs to: from its annotation, or, if
 // someone removed that, from the minute in its name.
 func slotOf(owner string, job *batchv1.Job) (time.Time, bool) {
-	if t, ok := jobs.ParseTime(job.Annotations[jobs.AnnotationScheduledTime]); ok {
+	if t, ok := batchv1alpha1.ParseTime(job.Annotations[batchv1alpha1.AnnotationScheduledTime]); ok {
 		return t, true
 	}
-	if minute, ok := jobs.ParseSlotMinute(owner, job.Name); ok {
+	if minute, ok := batchv1alpha1.ParseSlotMinute(owner, job.Name); ok {
 		return time.Unix(minute*60, 0).UTC(), true
 	}
 	return time.Time{}, false
 }
 
-// isOneShotJob reports whether j is the Job of the one-shot's slot: its slot, from the
-// annotation or, if someone removed that, from the name, is in the minute of at. The Job's
-// name holds the minute, so an at to the second (13:53:55) and an update of at within the same
-// minute name the same Job, which is created once.
-func (s schedule) isOneShotJob(owner string, j *batchv1.Job) bool {
+// isOneShotJob reports whether j is the Job of the one-shot s: its slot, from the annotation
+// or, if someone removed that, from the name, is in the minute of s.Due. The Job's name holds
+// the minute, so an at to the second (13:53:55) and an update of at within the same minute
+// name the same Job, which is created once. It is false for a cron schedule (s nil or not a
+// one-shot).
+func isOneShotJob(s *timing.JobSchedule, owner string, j *batchv1.Job) bool {
+	if s == nil || !s.OneShot() {
+		return false
+	}
 	slot, ok := slotOf(owner, j)
-	return ok && jobs.SlotMinute(slot) == jobs.SlotMinute(s.at)
+	return ok && batchv1alpha1.SlotMinute(slot) == batchv1alpha1.SlotMinute(s.Due)
 }
 
 // accountedUntil is the watermark of the status: every slot at or before it has been run or
@@ -144,7 +121,7 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time)
 	if err != nil {
 		return plan{invalid: err}
 	}
-	if s.oneShot() {
+	if s.OneShot() {
 		return decideOneShot(sj, s, owned, now)
 	}
 	return decideCron(sj, s, owned, now)
@@ -152,33 +129,40 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time)
 
 // decideOneShot: the one slot runs at its instant, if it can start within the deadline and
 // the ScheduledJob is not suspended then; otherwise it is Missed.
-func decideOneShot(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job, now time.Time) plan {
-	var p plan
+func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
+	p := plan{oneShot: true}
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
-		if s.isOneShotJob(sj.Name, j) && s.at.After(mark) {
-			p.ran = s.at
+		if isOneShotJob(s, sj.Name, j) && s.Due.After(mark) {
+			p.ran = s.Due
 		}
 	}
 	switch {
-	case !p.ran.IsZero() || !s.at.After(mark):
+	case !p.ran.IsZero() || !s.Due.After(mark):
 		// It ran (or was missed) already.
-	case now.Before(s.at):
-		p.next, p.requeueAfter = s.at, s.at.Sub(now)
-	case !jobs.WithinDeadline(s.at, now, deadline(sj)):
-		p.addMiss(s.at, jobs.MissDeadline)
+	case now.Before(s.Due):
+		p.next, p.requeueAfter = s.Due, s.Due.Sub(now)
+	case !timing.WithinDeadline(s.Due, now, sj.Spec.StartingDeadline()):
+		p.addMiss(s.Due, jobs.MissDeadline)
 	case sj.Spec.Suspend:
-		p.addMiss(s.at, jobs.SkipSuspended)
+		p.addMiss(s.Due, jobs.SkipSuspended)
 	default:
-		p.run = s.at
+		p.run = s.Due
 	}
 	return p
 }
 
 // decideCron: every slot in (watermark, now] is either run (at most one: the latest, when it
 // is within the deadline) or counted as missed.
-func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job, now time.Time) plan {
+//
+// While the ScheduledJob is suspended the reconciler does not wake at its slots: the slots
+// that fall due are counted as skipped (Suspended) when it next looks, all at once, and
+// written with one status write. It looks again when the spec changes (resuming is a spec
+// change), a Job changes, or the manager starts; the slots before a resume are counted then,
+// because the status it reads still says Suspended.
+func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
 	var p plan
+	suspended := sj.Spec.Suspend || recordedSuspended(&sj.Status)
 	mark := accountedUntil(&sj.Status)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
 		mark = created
@@ -187,23 +171,23 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 	ran := map[int64]bool{}
 	for _, j := range owned {
 		if slot, ok := slotOf(sj.Name, j); ok && slot.After(mark) {
-			ran[jobs.SlotMinute(slot)] = true
+			ran[batchv1alpha1.SlotMinute(slot)] = true
 			if slot.After(p.ran) {
 				p.ran = slot
 			}
 		}
 	}
-	latest := s.cron.Prev(s.loc, now)
+	latest := s.Cron.Prev(s.Zone.Location, now)
 	if latest.After(mark) {
-		for slot := s.cron.Next(s.loc, mark); !slot.IsZero() && !slot.After(now); slot = s.cron.Next(s.loc, slot) {
+		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
 			switch {
-			case ran[jobs.SlotMinute(slot)]:
+			case ran[batchv1alpha1.SlotMinute(slot)]:
+			case suspended:
+				p.addMiss(slot, jobs.SkipSuspended)
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)
-			case !jobs.WithinDeadline(slot, now, deadline(sj)):
+			case !timing.WithinDeadline(slot, now, sj.Spec.StartingDeadline()):
 				p.addMiss(slot, jobs.MissDeadline)
-			case sj.Spec.Suspend:
-				p.addMiss(slot, jobs.SkipSuspended)
 			default:
 				p.run = slot
 			}
@@ -219,17 +203,22 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s schedule, owned []*batchv1.Job
 			p.replace = active
 		}
 	}
-	p.next = s.cron.Next(s.loc, now)
+	p.next = s.Cron.Next(s.Zone.Location, now)
 	if p.next.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.
-		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, jobs.FormatTime(now))
+		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, batchv1alpha1.FormatTime(now))
 		return p
 	}
-	p.requeueAfter = p.next.Sub(now)
+	if !sj.Spec.Suspend {
+		p.requeueAfter = p.next.Sub(now)
+	}
 	return p
 }
 
-func deadline(sj *batchv1alpha1.ScheduledJob) int64 {
-	return ptr.Deref(sj.Spec.StartingDeadlineSeconds, batchv1alpha1.DefaultStartingDeadlineSeconds)
+// recordedSuspended reports whether the status says the ScheduledJob was suspended when it was
+// last written (its Ready condition's reason).
+func recordedSuspended(st *batchv1alpha1.ScheduledJobStatus) bool {
+	ready := meta.FindStatusCondition(st.Conditions, batchv1alpha1.ConditionReady)
+	return ready != nil && ready.Reason == batchv1alpha1.ReasonSuspended
 }

@@ -2,7 +2,6 @@ package scheduledjob
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -70,9 +69,9 @@ func (w *world) step(now time.Time) plan {
 
 func (w *world) job(slot time.Time) *batchv1.Job {
 	return jobs.NewJob(&w.sj.Spec.JobTemplate, jobs.Run{
-		Name: jobs.ScheduledJobName(w.sj.Name, slot), Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
-		Labels:      map[string]string{jobs.LabelScheduledJob: w.sj.Name},
-		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(slot)},
+		Name: batchv1alpha1.ScheduledJobName(w.sj.Name, slot), Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
+		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: w.sj.Name},
+		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(slot)},
 	})
 }
 
@@ -175,7 +174,7 @@ func TestCronSlotsAcrossDST(t *testing.T) {
 			w.run(tt.from, tt.until)
 			var got []string
 			for _, s := range w.created {
-				got = append(got, jobs.FormatTime(s))
+				got = append(got, batchv1alpha1.FormatTime(s))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("runs (-want +got):\n%s", diff)
@@ -379,29 +378,40 @@ func TestPrunedJobNeverRunsAgain(t *testing.T) {
 	}
 }
 
+// TestSuspend: while suspended, a cron ScheduledJob is not woken at its slots and writes
+// nothing per slot; the slots that fell due are counted once, when it is next reconciled
+// (here: resumed), and none of them runs. Issue 11, finding 8: it woke, wrote status and
+// emitted RunSkipped at every slot.
 func TestSuspend(t *testing.T) {
 	w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
 	w.sj.Spec.Suspend = true
-	for _, now := range []time.Time{utc("2027-05-01T00:01:00Z"), utc("2027-05-01T00:02:00Z")} {
-		p := w.step(now)
-		if !p.run.IsZero() {
-			t.Fatalf("ran %s while suspended", p.run)
-		}
-		if p.requeueAfter != time.Minute {
-			t.Errorf("requeueAfter = %v while suspended, want 1m (to record the slot)", p.requeueAfter)
-		}
+	p := w.step(utc("2027-05-01T00:00:40Z")) // the spec change that suspended it
+	if !p.run.IsZero() || p.requeueAfter != 0 {
+		t.Fatalf("suspended: run %s, requeueAfter %v; want no run and no wake-up at the slots", p.run, p.requeueAfter)
 	}
 	st := w.sj.Status
-	if st.MissedRuns != 2 || st.NextScheduleTime != nil || st.Conditions[0].Reason != batchv1alpha1.ReasonSuspended {
-		t.Errorf("while suspended: missedRuns %d, next %v, condition %v", st.MissedRuns, st.NextScheduleTime, st.Conditions)
+	if st.MissedRuns != 0 || st.NextScheduleTime != nil || st.Conditions[0].Reason != batchv1alpha1.ReasonSuspended {
+		t.Errorf("suspended: missedRuns %d, next %v, condition %v", st.MissedRuns, st.NextScheduleTime, st.Conditions)
 	}
-	// Resumed 20 seconds after a slot: that slot fell due while suspended and does not run.
+	// Resumed 20 seconds after the 00:05 slot: the five slots that fell due while suspended
+	// are counted, once, and do not run.
 	w.sj.Spec.Suspend = false
-	if p := w.step(utc("2027-05-01T00:02:20Z")); !p.run.IsZero() {
+	p = w.step(utc("2027-05-01T00:05:20Z"))
+	if !p.run.IsZero() {
 		t.Errorf("ran %s, a slot that fell due while suspended", p.run)
 	}
-	if p := w.step(utc("2027-05-01T00:03:00Z")); !p.run.Equal(utc("2027-05-01T00:03:00Z")) {
-		t.Errorf("after resuming: run %s, want 00:03", p.run)
+	if diff := cmp.Diff(map[string]int64{jobs.SkipSuspended: 5}, p.missed); diff != "" {
+		t.Errorf("missed (-want +got):\n%s", diff)
+	}
+	st = w.sj.Status
+	if st.MissedRuns != 5 || !timeOr(st.LastMissedTime).Equal(utc("2027-05-01T00:05:00Z")) || st.Conditions[0].Reason != batchv1alpha1.ReasonScheduled {
+		t.Errorf("resumed: missedRuns %d, lastMissedTime %v, condition %v", st.MissedRuns, st.LastMissedTime, st.Conditions)
+	}
+	if p.requeueAfter != 40*time.Second {
+		t.Errorf("resumed: requeueAfter %v, want 40s (the 00:06 slot)", p.requeueAfter)
+	}
+	if p := w.step(utc("2027-05-01T00:06:00Z")); !p.run.Equal(utc("2027-05-01T00:06:00Z")) {
+		t.Errorf("after resuming: run %s, want 00:06", p.run)
 	}
 }
 
@@ -460,14 +470,14 @@ func TestOneShotToTheSecond(t *testing.T) {
 	if got, want := w.jobs[0].Name, "report-"+itoa(utc("2036-03-21T13:53:00Z").Unix()/60); got != want {
 		t.Errorf("Job name %s, want %s (the minute of the slot)", got, want)
 	}
-	if got := w.jobs[0].Annotations[jobs.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
+	if got := w.jobs[0].Annotations[batchv1alpha1.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
 		t.Errorf("scheduled-time annotation %q, want the instant to the second", got)
 	}
 
 	// The status write of that reconcile failed, and someone removed the annotation: the
 	// Job's name still says that the slot ran.
 	w.sj.Status = before
-	delete(w.jobs[0].Annotations, jobs.AnnotationScheduledTime)
+	delete(w.jobs[0].Annotations, batchv1alpha1.AnnotationScheduledTime)
 	if p := w.step(at.Add(2 * time.Second)); !p.run.IsZero() || !p.ran.Equal(at) {
 		t.Fatalf("after a lost status write: run %s, ran %s; want none and %s", p.run, p.ran, at)
 	}
@@ -527,6 +537,35 @@ func TestOneShotFailedAndDeleted(t *testing.T) {
 	}
 }
 
+// TestOneShotOutcomeOfADeletedJob: a one-shot's Job is kept by its finalizer until its
+// outcome is recorded, so a Job that completed and was then deleted (ttlSecondsAfterFinished:
+// 0, or while the manager was down) is read as it ended: Succeeded. A Job deleted before it
+// finished never finishes: Failed. Issue 11, finding 5.
+func TestOneShotOutcomeOfADeletedJob(t *testing.T) {
+	at := utc("2027-05-01T10:00:00Z")
+	for _, tt := range []struct {
+		name     string
+		complete bool
+		want     batchv1alpha1.ScheduledJobPhase
+	}{
+		{"completed, then deleted", true, batchv1alpha1.ScheduledJobPhaseSucceeded},
+		{"deleted while running", false, batchv1alpha1.ScheduledJobPhaseFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &world{t: t, sj: atSJ("2027-05-01T10:00", "UTC", at.Add(-time.Hour))}
+			w.step(at)
+			if tt.complete {
+				complete(w.jobs[0], at.Add(10*time.Second))
+			}
+			w.jobs[0].DeletionTimestamp = &metav1.Time{Time: at.Add(10 * time.Second)}
+			w.step(at.Add(time.Minute))
+			if got := w.sj.Status.Phase; got != tt.want {
+				t.Errorf("phase %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestOneShotMissed(t *testing.T) {
 	at := utc("2027-05-01T10:00:00Z")
 	tests := []struct {
@@ -565,27 +604,33 @@ func TestOneShotMissed(t *testing.T) {
 
 func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 	now := utc("2027-05-01T10:00:00Z")
+	utcZone, _ := timing.NormalizeZone("UTC")
 	tests := []struct {
-		name  string
-		sj    *batchv1alpha1.ScheduledJob
-		parse func(string) (timing.Cron, error)
+		name    string
+		sj      *batchv1alpha1.ScheduledJob
+		compile func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)
 	}{
 		{name: "unknown zone", sj: cronSJ("* * * * *", "Mars/Olympus", now)},
 		{name: "bad cron", sj: cronSJ("61 * * * *", "UTC", now)},
 		{name: "TZ= prefix", sj: cronSJ("TZ= * * * * *", "UTC", now)},
 		{name: "bad at", sj: atSJ("2027-02-29T10:00", "UTC", now)},
-		{name: "parser panics", sj: cronSJ("* * * * *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { panic("index out of range") }},
+		{name: "neither at nor schedule", sj: cronSJ("", "UTC", now)},
+		{name: "the engine panics", sj: cronSJ("* * * * *", "UTC", now),
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) { panic("index out of range") }},
 		{name: "never fires", sj: cronSJ("0 0 30 2 *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { return timing.Cron{}, nil }},
-		{name: "parser error", sj: cronSJ("* * * * *", "UTC", now),
-			parse: func(string) (timing.Cron, error) { return timing.Cron{}, errors.New("broken") }},
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) {
+				return &timing.JobSchedule{Zone: utcZone}, nil // a zero Cron never fires
+			}},
+		{name: "engine error", sj: cronSJ("* * * * *", "UTC", now),
+			compile: func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) {
+				return nil, []timing.FieldError{{Field: "schedule", Detail: "broken"}}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.parse != nil {
-				defer func(old func(string) (timing.Cron, error)) { parseCron = old }(parseCron)
-				parseCron = tt.parse
+			if tt.compile != nil {
+				defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
+				compileJob = tt.compile
 			}
 			p := decide(tt.sj, nil, now)
 			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {
@@ -602,15 +647,15 @@ func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 func TestJobNamesAndLabels(t *testing.T) {
 	sj := atSJ("2036-03-21T13:53", "UTC", utc("2036-03-01T00:00:00Z"))
 	sj.Name = "at-sample"
-	sj.Spec.JobTemplate.Labels = map[string]string{"team": "a", jobs.LabelScheduledJob: "spoofed"}
+	sj.Spec.JobTemplate.Labels = map[string]string{"team": "a", batchv1alpha1.LabelScheduledJob: "spoofed"}
 	at := utc("2036-03-21T13:53:00Z")
-	j := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{Name: jobs.ScheduledJobName(sj.Name, at), Namespace: "ns", Owner: sj, OwnerGVK: gvk,
-		Labels:      map[string]string{jobs.LabelScheduledJob: sj.Name},
-		Annotations: map[string]string{jobs.AnnotationScheduledTime: jobs.FormatTime(at)}})
+	j := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{Name: batchv1alpha1.ScheduledJobName(sj.Name, at), Namespace: "ns", Owner: sj, OwnerGVK: gvk,
+		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(at)}})
 	if want := "at-sample-" + itoa(at.Unix()/60); j.Name != want {
 		t.Errorf("name %s, want %s", j.Name, want)
 	}
-	if diff := cmp.Diff(map[string]string{"team": "a", jobs.LabelScheduledJob: "at-sample"}, j.Labels); diff != "" {
+	if diff := cmp.Diff(map[string]string{"team": "a", batchv1alpha1.LabelScheduledJob: "at-sample"}, j.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
 	ref := metav1.GetControllerOf(j)
@@ -620,7 +665,7 @@ func TestJobNamesAndLabels(t *testing.T) {
 	if got, _ := slotOf(sj.Name, j); !got.Equal(at) {
 		t.Errorf("slotOf = %s", got)
 	}
-	delete(j.Annotations, jobs.AnnotationScheduledTime)
+	delete(j.Annotations, batchv1alpha1.AnnotationScheduledTime)
 	if got, ok := slotOf(sj.Name, j); !ok || !got.Equal(at) {
 		t.Errorf("slotOf without the annotation = %s, %v", got, ok)
 	}
@@ -628,12 +673,12 @@ func TestJobNamesAndLabels(t *testing.T) {
 
 func TestNameOverBudgetIsAConditionNotARetry(t *testing.T) {
 	long := "a-very-long-scheduled-job-name-that-is-over-the-budget-x" // 56 characters
-	name := jobs.ScheduledJobName(long, utc("2027-05-01T10:00:00Z"))
-	if err := jobs.CheckJobName(name, "ScheduledJob", long); err == nil {
+	name := batchv1alpha1.ScheduledJobName(long, utc("2027-05-01T10:00:00Z"))
+	if err := batchv1alpha1.CheckJobName(name, "ScheduledJob", long); err == nil {
 		t.Fatalf("%s (%d characters) passed", name, len(name))
 	}
-	ok := long[:jobs.MaxOwnerNameLength]
-	if err := jobs.CheckJobName(jobs.ScheduledJobName(ok, utc("9999-12-31T23:59:00Z")), "ScheduledJob", ok); err != nil {
+	ok := long[:batchv1alpha1.MaxOwnerNameLength]
+	if err := batchv1alpha1.CheckJobName(batchv1alpha1.ScheduledJobName(ok, utc("9999-12-31T23:59:00Z")), "ScheduledJob", ok); err != nil {
 		t.Errorf("a name within the budget failed in the year 9999: %v", err)
 	}
 }
@@ -642,7 +687,7 @@ func fmtOrEmpty(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return jobs.FormatTime(t)
+	return batchv1alpha1.FormatTime(t)
 }
 
 func timeOr(t *metav1.Time) time.Time {

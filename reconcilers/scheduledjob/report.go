@@ -5,8 +5,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
@@ -17,27 +15,13 @@ import (
 // retry do not report it twice.
 func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, p *plan, out outcome, current []*batchv1.Job) {
 	old := &sj.Status
-	if ready := meta.FindStatusCondition(st.Conditions, batchv1alpha1.ConditionReady); ready != nil && ready.Status == metav1.ConditionFalse {
-		if prev := meta.FindStatusCondition(old.Conditions, batchv1alpha1.ConditionReady); out.failReason != "" ||
-			prev == nil || prev.Reason != ready.Reason || prev.Message != ready.Message {
-			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, ready.Reason, jobs.ActionSchedule, "%s", ready.Message)
-		}
-	}
+	jobs.ReportNotReady(r.Recorder, sj, old.Conditions, st.Conditions, out.failReason != "", jobs.ActionSchedule)
 	r.reportMisses(sj, p)
-	if sj.Spec.At != "" {
+	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
 		r.reportPhase(sj, old.Phase, st.Phase, current)
 		return
 	}
-	// Jobs that status listed as running and that have finished since.
-	byName := map[string]*batchv1.Job{}
-	for _, j := range current {
-		byName[j.Name] = j
-	}
-	for _, ref := range old.Active {
-		if j := byName[ref.Name]; j != nil {
-			r.reportFinished(sj, j)
-		}
-	}
+	jobs.ReportFinished(r.Recorder, sj, old.Active, current)
 }
 
 func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
@@ -55,7 +39,7 @@ func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
 			jobs.RunsSkipped.WithLabelValues(jobs.KindScheduledJob, reason).Add(float64(n))
 		}
 	}
-	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", deadline(sj))
+	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", sj.Spec.StartingDeadline())
 	if len(missed) > 0 {
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunsMissed, jobs.ActionSkip,
 			"Did not run %s slot(s), the latest at %s: %s", describeMisses(missed), describe(sj, p.lastMissed), deadlineNote)
@@ -74,29 +58,20 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 	}
 	var job *batchv1.Job
 	for _, j := range current {
-		if s.isOneShotJob(sj.Name, j) {
+		if isOneShotJob(s, sj.Name, j) {
 			job = j
 		}
 	}
 	switch to {
 	case batchv1alpha1.ScheduledJobPhasePending:
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventScheduled, jobs.ActionSchedule,
-			"The Job runs at %s", describe(sj, s.at))
+			"The Job runs at %s", describe(sj, s.Due))
 	case batchv1alpha1.ScheduledJobPhaseSucceeded, batchv1alpha1.ScheduledJobPhaseFailed:
-		if job != nil {
-			r.reportFinished(sj, job)
+		if job != nil && jobs.OutcomeOf(job).Finished() {
+			jobs.ReportOutcome(r.Recorder, sj, job)
 			return
 		}
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventJobDeleted, jobs.ActionObserve,
-			"The Job %s was deleted before it finished", jobs.ScheduledJobName(sj.Name, s.at))
-	}
-}
-
-func (r *Reconciler) reportFinished(sj *batchv1alpha1.ScheduledJob, j *batchv1.Job) {
-	switch jobs.OutcomeOf(j).Type {
-	case batchv1.JobComplete:
-		r.Recorder.Eventf(sj, j, corev1.EventTypeNormal, jobs.EventJobSucceeded, jobs.ActionObserve, "Job %s completed", j.Name)
-	case batchv1.JobFailed:
-		r.Recorder.Eventf(sj, j, corev1.EventTypeWarning, jobs.EventJobFailed, jobs.ActionObserve, "Job %s failed", j.Name)
+			"The Job %s was deleted before it finished", batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
 }

@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
+	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -44,7 +45,7 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
 
 	current := currentJobs(owned, p.replace, out.job)
-	st.Active = jobs.References(jobs.Active(current))
+	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	st.NextScheduleTime = nil
 	if !p.next.IsZero() && !sj.Spec.Suspend {
 		st.NextScheduleTime = &metav1.Time{Time: p.next}
@@ -75,44 +76,51 @@ func currentJobs(owned, replaced []*batchv1.Job, created *batchv1.Job) []*batchv
 // phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot
 // follows its Job to Succeeded or Failed, or is Missed.
 func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
-	if sj.Spec.At == "" {
+	s, err := compile(&sj.Spec)
+	if err != nil {
+		return st.Phase
+	}
+	if !s.OneShot() {
 		if len(st.Active) > 0 {
 			return batchv1alpha1.ScheduledJobPhaseRunning
 		}
 		return batchv1alpha1.ScheduledJobPhasePending
 	}
-	s, err := compile(&sj.Spec)
-	if err != nil {
-		return st.Phase
-	}
 	for _, j := range current {
-		if s.isOneShotJob(sj.Name, j) {
+		if isOneShotJob(s, sj.Name, j) {
 			return jobPhase(j)
 		}
 	}
 	switch {
-	case st.LastScheduleTime != nil && !s.at.After(st.LastScheduleTime.Time):
-		// It ran and its Job is gone: keep the outcome that status recorded.
+	case st.LastScheduleTime != nil && !s.Due.After(st.LastScheduleTime.Time):
+		// It ran and its Job is gone: keep the outcome that status recorded. A Job of
+		// almanac's is kept by its finalizer until the outcome is recorded, so this is
+		// Failed only for a Job whose finalizer someone removed before it finished.
 		if terminal(st.Phase) && st.Phase != batchv1alpha1.ScheduledJobPhaseMissed {
 			return st.Phase
 		}
 		return batchv1alpha1.ScheduledJobPhaseFailed
-	case st.LastMissedTime != nil && !s.at.After(st.LastMissedTime.Time):
+	case st.LastMissedTime != nil && !s.Due.After(st.LastMissedTime.Time):
 		return batchv1alpha1.ScheduledJobPhaseMissed
 	default:
 		return batchv1alpha1.ScheduledJobPhasePending
 	}
 }
 
+// jobPhase is the one-shot's phase from its Job. A Job being deleted before it finished never
+// finishes: the one-shot Failed. (Its finalizer keeps a Job that finished until the outcome is
+// recorded, so a Job deleted right after it finished is read as it ended.)
 func jobPhase(j *batchv1.Job) batchv1alpha1.ScheduledJobPhase {
 	switch jobs.OutcomeOf(j).Type {
 	case batchv1.JobComplete:
 		return batchv1alpha1.ScheduledJobPhaseSucceeded
 	case batchv1.JobFailed:
 		return batchv1alpha1.ScheduledJobPhaseFailed
-	default:
-		return batchv1alpha1.ScheduledJobPhaseRunning
 	}
+	if j.DeletionTimestamp != nil {
+		return batchv1alpha1.ScheduledJobPhaseFailed
+	}
+	return batchv1alpha1.ScheduledJobPhaseRunning
 }
 
 func terminal(p batchv1alpha1.ScheduledJobPhase) bool {
@@ -156,9 +164,9 @@ func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, st
 // describe renders an instant in UTC and, when the zone is not UTC, as wall time in the
 // ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
 func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
-	s := jobs.FormatTime(t)
-	if sched, err := compile(&sj.Spec); err == nil && sched.loc != time.UTC && sched.loc.String() != "UTC" {
-		s += " (" + t.In(sched.loc).Format("2006-01-02 15:04 MST") + " in " + sched.loc.String() + ")"
+	s := batchv1alpha1.FormatTime(t)
+	if sched, err := compile(&sj.Spec); err == nil && sched.Zone.Name != timing.DefaultZone {
+		s += " (" + t.In(sched.Zone.Location).Format("2006-01-02 15:04 MST") + " in " + sched.Zone.Name + ")"
 	}
 	return s
 }

@@ -13,13 +13,14 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
 // FieldManager is the server-side apply field manager under which almanac writes the
 // HorizontalPodAutoscaler. It owns exactly the fields in desiredHPA and nothing else, so
 // labels, annotations or a behavior set by someone else (kubectl, a GitOps tool) stay
 // theirs.
-const FieldManager = "almanac"
+const FieldManager = jobs.FieldManager
 
 // defaultAPIVersions are the scaleTargetRef.apiVersion of the workload kinds that
 // horizontalPodAutoscalerSpec documents a default for.

@@ -7,7 +7,7 @@
 //
 // It watches ScheduledPodAutoscalers, HorizontalPodAutoscalers (mapped by name, so that a
 // conflicting HPA going away is noticed too) and Schedules (mapped through
-// spec.scaleTargetRef.name, found with the ScheduleTargetIndex field index). Schedules carry
+// spec.scaleTargetRef.name, found with the autoscalingv1alpha1.ScheduleTargetField index). Schedules carry
 // no ownerReference: deleting an autoscaler leaves its Schedules alone.
 //
 // The bounds are a pure function of (spec, Schedules, now) computed by api/timing; the
@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -27,23 +26,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/metrics"
+	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
 // Event reasons of this reconciler (besides the condition reasons of the API package).
@@ -54,58 +50,24 @@ const (
 	EventScheduleEnded = "ScheduleEnded"
 	// EventBoundsApplied: new bounds were written to the HorizontalPodAutoscaler.
 	EventBoundsApplied = autoscalingv1alpha1.ReasonBoundsApplied
+	// EventForbiddenOverlap (Warning): under overlapPolicy Forbid, Schedules overlap and the
+	// later ones are left out of the bounds (the ForbiddenOverlap condition).
+	EventForbiddenOverlap = autoscalingv1alpha1.ConditionForbiddenOverlap
 )
 
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
-// Schedules call for now.
+// Schedules call for now. Its Client reads from the manager's cache, with the index
+// autoscalingv1alpha1.ScheduleTargetField (api/index); Options.MaxConcurrentReconciles bounds
+// the number of autoscalers reconciled at once (zero means 16): many autoscalers often share a
+// boundary (09:00), and each needs a few API calls.
 type Reconciler struct {
-	// Client must read from the manager's cache, with IndexScheduleTarget registered
-	// (SetupWithManager does that).
-	Client client.Client
-	// Clock is the only source of "now".
-	Clock clock.PassiveClock
-	// Recorder emits events on transitions and problems.
-	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles bounds the number of autoscalers reconciled at once; many
-	// autoscalers often share a boundary (09:00), and each needs one or two API calls.
-	// Zero means 16.
-	MaxConcurrentReconciles int
-
-	// written holds, per autoscaler, the status this reconciler last wrote (ownStatus), so
-	// that it reads its own writes even when the cache has not caught up yet.
-	written sync.Map
+	jobs.Base
 }
 
-// ownStatus is a status written by this reconciler: the object was at resourceVersion
-// before when it was read, and at after once the status was written.
-type ownStatus struct {
-	before, after string
-	status        autoscalingv1alpha1.ScheduledPodAutoscalerStatus
-}
-
-// readOwnWrites replaces a cached autoscaler that predates this reconciler's last status
-// write with what that write stored. Applying an HPA sends a watch event that reconciles the
-// autoscaler again, typically before the cache has seen the status written just before; the
-// stale status would otherwise be taken for the truth (a transition recorded twice, a
-// conflict on every boundary).
-func (r *Reconciler) readOwnWrites(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) {
-	key := client.ObjectKeyFromObject(spa)
-	v, ok := r.written.Load(key)
-	if !ok {
-		return
-	}
-	own, _ := v.(ownStatus)
-	if spa.ResourceVersion != own.before {
-		r.written.Delete(key) // the cache has caught up (or moved on)
-		return
-	}
-	spa.ResourceVersion = own.after
-	spa.Status = *own.status.DeepCopy()
-}
-
-// New returns a Reconciler that reads through mgr's cache and takes "now" from clk.
+// New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
+// clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac-scheduledpodautoscaler")}
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledpodautoscaler")}
 }
 
 // The HPA's ownerReference sets blockOwnerDeletion, which clusters with the
@@ -123,24 +85,22 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // be called again at the next window boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
-			metrics.ForgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
-			r.written.Delete(req.NamespacedName)
+			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.readOwnWrites(spa)
 	if !spa.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	schedules, err := ListSchedules(ctx, r.Client, spa.Namespace, spa.Name)
-	if err != nil {
-		return ctrl.Result{}, err
+	schedules := &autoscalingv1alpha1.ScheduleList{}
+	if err := r.Client.List(ctx, schedules, client.InNamespace(spa.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
 	}
 
 	now := r.Clock.Now()
-	d := Compute(spa, schedules, now)
+	d := scaling.Compute(spa, schedules.Items, now)
 
 	hs, err := r.applyHPA(ctx, spa, d)
 	if err := r.writeStatus(ctx, spa, d, hs, now); err != nil {
@@ -149,23 +109,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
 	}
-	return RequeueAt(d.Next, r.Clock.Now()), nil
-}
-
-// RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.
-// A boundary that passed while this reconcile was writing (its API calls can take longer
-// than the time left before the boundary) asks for an immediate reconcile: controller-runtime
-// drops a RequeueAfter that is not positive, and the boundary would be lost until something
-// else happened to change.
-func RequeueAt(next, now time.Time) ctrl.Result {
-	if next.IsZero() {
-		return ctrl.Result{}
-	}
-	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Nanosecond)}
+	return jobs.RequeueAt(d.Next, r.Clock.Now()), nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.
-func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired) (hpaState, error) {
+func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired) (hpaState, error) {
 	want, err := desiredHPA(spa, d.Bounds)
 	if err != nil {
 		return hpaState{applyErr: err}, err
@@ -194,7 +142,7 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 // announced (nextTransitionTime) has passed. Creation, spec edits and repairs of the HPA
 // are not transitions. The lag runs from the boundary to the HPA patch; if an earlier attempt
 // patched the HPA but failed to record it, to now.
-func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) *autoscalingv1alpha1.AppliedTransition {
+func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) *autoscalingv1alpha1.AppliedTransition {
 	st := spa.Status
 	due := st.NextTransitionTime
 	switch {
@@ -218,24 +166,23 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
-// cannot repeat them), emits the events and observes the transition metrics.
-func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, now time.Time) error {
-	metrics.SetActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
+// cannot repeat them), emits the events and observes the transition metrics. spa was read
+// through the APIReader at the start of this reconcile and the write is conditional on its
+// resourceVersion, so the events and the transition are what this reconcile changed.
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) error {
+	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
-		metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
+		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
 	}
 	applied := r.transition(spa, d, hs, now)
-	st := nextStatus(spa, d, hs, applied, now)
-	if equality.Semantic.DeepEqual(spa.Status, st) {
-		return nil
+	changed := spa.DeepCopy()
+	changed.Status = nextStatus(spa, d, hs, applied, now)
+	if written, err := r.WriteStatus(ctx, "ScheduledPodAutoscaler", spa, changed); err != nil || !written {
+		return err
 	}
-	old, before := spa.Status, spa.ResourceVersion
-	if err := applyStatus(ctx, r.Client, spa, st); err != nil {
-		return fmt.Errorf("failed to update the status of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
-	}
-	r.written.Store(client.ObjectKeyFromObject(spa), ownStatus{before: before, after: spa.ResourceVersion, status: *st.DeepCopy()})
+	old, st := spa.Status, changed.Status
 	if applied != nil {
-		metrics.ObserveTransition(applied.Lag.Duration)
+		observeTransition(applied.Lag.Duration)
 	}
 	r.emitEvents(spa, old, st, d, hs)
 	return nil
@@ -243,7 +190,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 
 // emitEvents reports what changed from old to st: Schedules that became active or ended,
 // bounds written to the HPA, and problems that are new.
-func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d Desired, hs hpaState) {
+func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState) {
 	for _, name := range st.ActiveSchedules {
 		if !slices.Contains(old.ActiveSchedules, name) {
 			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleActivated, "Activate", "Schedule %q is active", name)
@@ -261,6 +208,11 @@ func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 		}
 		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventBoundsApplied, "ApplyBounds",
 			"HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (was %s; %s)", spa.Name, d.Bounds.Min, d.Bounds.Max, was, source(d))
+	}
+	if c := findCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
+		if o := findCondition(old.Conditions, c.Type); o == nil || o.Message != c.Message {
+			r.Recorder.Eventf(spa, nil, corev1.EventTypeWarning, EventForbiddenOverlap, "Reconcile", "%s", c.Message)
+		}
 	}
 	for _, c := range st.Conditions {
 		if c.Status == metav1.ConditionTrue {
@@ -282,14 +234,12 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 	return nil
 }
 
-// SetupWithManager registers the ScheduleTargetIndex and the controller with mgr.
+// SetupWithManager registers the controller with mgr, whose cache must have the index
+// autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := IndexScheduleTarget(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	workers := r.MaxConcurrentReconciles
-	if workers == 0 {
-		workers = 16
+	opts := r.Options
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -297,7 +247,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(opts).
 		Named("scheduledpodautoscaler").
 		Complete(r)
 }
@@ -333,29 +283,4 @@ func (hpaChanged) Update(e event.UpdateEvent) bool {
 	return o.Generation != n.Generation ||
 		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
 		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
-}
-
-// applyStatus writes the whole status with server-side apply: unlike a merge patch computed
-// from a cached object, it cannot leave a field at a value this reconciler did not choose,
-// and fields it no longer sets are removed.
-func applyStatus(ctx context.Context, c client.Client, obj *autoscalingv1alpha1.ScheduledPodAutoscaler, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus) error {
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
-	u.SetNamespace(obj.Namespace)
-	u.SetName(obj.Name)
-	// The status is computed from the cached object; if that is stale, its carried-over
-	// fields (lastAppliedTransition, condition times) could be older than what is stored.
-	// The resourceVersion precondition turns that into a conflict, retried with a fresh
-	// cache, instead of a silent step back.
-	u.SetResourceVersion(obj.ResourceVersion)
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return err
-	}
-	obj.Status = st
-	obj.ResourceVersion = u.GetResourceVersion()
-	return nil
 }

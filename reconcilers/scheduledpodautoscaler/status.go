@@ -5,11 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/conditions"
+	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
@@ -25,7 +28,7 @@ type hpaState struct {
 
 // nextStatus returns the status that describes d, starting from the current status (so that
 // condition transition times and the last applied transition are kept).
-func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState, applied *autoscalingv1alpha1.AppliedTransition, now time.Time) autoscalingv1alpha1.ScheduledPodAutoscalerStatus {
+func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, applied *autoscalingv1alpha1.AppliedTransition, now time.Time) autoscalingv1alpha1.ScheduledPodAutoscalerStatus {
 	st := *spa.Status.DeepCopy()
 	st.ObservedGeneration = spa.Generation
 	st.MinReplicas = ptr.To(d.Bounds.Min)
@@ -40,11 +43,38 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs h
 	}
 	conditions.Set(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
 	conditions.Set(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
+	if len(d.LeftOut) > 0 {
+		conditions.Set(&st.Conditions, forbiddenOverlapCondition(d.LeftOut), spa.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	}
 	return st
 }
 
+// forbiddenOverlapCondition names the Schedules that overlapPolicy Forbid leaves out.
+func forbiddenOverlapCondition(leftOut []scaling.LeftOut) metav1.Condition {
+	parts := make([]string, 0, len(leftOut))
+	for _, l := range leftOut {
+		parts = append(parts, fmt.Sprintf("Schedule %q is left out of the bounds: its windows overlap those of Schedule %q, created earlier, from %s",
+			l.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
+	}
+	msg := "overlapPolicy is Forbid, but Schedules overlap. " + strings.Join(parts, ". ") +
+		". Move or shorten one of the windows, delete one of the Schedules, or set overlapPolicy to Max"
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-len(truncatedForbid)] + truncatedForbid
+	}
+	return metav1.Condition{
+		Type:    autoscalingv1alpha1.ConditionForbiddenOverlap,
+		Status:  metav1.ConditionTrue,
+		Reason:  autoscalingv1alpha1.ReasonSchedulesLeftOut,
+		Message: msg,
+	}
+}
+
+const truncatedForbid = " … (truncated; see the Schedules' ForbiddenOverlap conditions)"
+
 // readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
-func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, hs hpaState) metav1.Condition {
+func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState) metav1.Condition {
 	switch {
 	case hs.conflict:
 		return metav1.Condition{
@@ -80,7 +110,7 @@ func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d Desired, 
 }
 
 // schedulesValidCondition says whether every Schedule could be evaluated.
-func schedulesValidCondition(d Desired) metav1.Condition {
+func schedulesValidCondition(d scaling.Desired) metav1.Condition {
 	if len(d.Invalid) == 0 {
 		return metav1.Condition{
 			Type:    autoscalingv1alpha1.ConditionSchedulesValid,
@@ -97,7 +127,7 @@ func schedulesValidCondition(d Desired) metav1.Condition {
 	}
 }
 
-func invalidMessage(invalid []InvalidSchedule) string {
+func invalidMessage(invalid []scaling.InvalidSchedule) string {
 	parts := make([]string, 0, len(invalid))
 	for _, s := range invalid {
 		parts = append(parts, fmt.Sprintf("Schedule %q is skipped: %s", s.Name, s.Message))
@@ -115,7 +145,7 @@ const maxMessage = 4096
 const truncated = " … (truncated; see the Schedules' Valid conditions)"
 
 // source says where the bounds come from, for messages.
-func source(d Desired) string {
+func source(d scaling.Desired) string {
 	if len(d.Active) == 0 {
 		return "baseline: no Schedule is active"
 	}

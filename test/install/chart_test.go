@@ -42,9 +42,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 

@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 

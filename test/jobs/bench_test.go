@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
 // createdJobs returns an onCreate hook that sends the name of each Job the reconcilers
@@ -96,7 +95,7 @@ func BenchmarkScheduleToJob(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		clk.stepTo(slot)
-		name := jobs.ScheduledJobName(sj.Name, slot)
+		name := batchv1alpha1.ScheduledJobName(sj.Name, slot)
 		samples = append(samples, waitCreated(b, created, name).Sub(start))
 		b.StopTimer()
 		// Finish the Job, so that the history limits keep the namespace small.
@@ -145,7 +144,7 @@ func BenchmarkTriggerToJob(b *testing.B) {
 		start := time.Now()
 		finishJob(b, ns, up.Name, batchv1.JobComplete, time.Now())
 		written := time.Now()
-		name := jobs.EventJobName(ej.Name, up.UID)
+		name := batchv1alpha1.EventJobName(ej.Name, up.UID)
 		at := waitCreated(b, created, name)
 		samples = append(samples, at.Sub(start))
 		afterWrite = append(afterWrite, at.Sub(written))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 		}
 		finishJob(t, ns, up.Name, cond, at)
 		if cond == batchv1.JobComplete {
-			want = append(want, jobs.EventJobName(ej.Name, up.UID))
+			want = append(want, batchv1alpha1.EventJobName(ej.Name, up.UID))
 		}
 		if stopped || rnd.IntN(4) == 0 {
 			m.Stop()
@@ -107,7 +108,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 			})
 		}
 		// Finish the downstream Jobs so that the history limit prunes them.
-		for _, j := range jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name}) {
+		for _, j := range jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name}) {
 			if !jobs.OutcomeOf(&j).Finished() {
 				finishJob(t, ns, j.Name, batchv1.JobComplete, time.Now())
 			}
@@ -118,7 +119,7 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 		return st.TriggerCount == int64(len(want)) && len(st.Active) == 0, nil
 	})
 	eventually(t, "history pruned to 1 succeeded Job", func() (bool, error) {
-		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name})) <= 1, nil
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name})) <= 1, nil
 	})
 	// The CronJob prunes its own history too; then two more restarts.
 	for i := 0; i <= 5; i++ {
@@ -191,31 +192,31 @@ func TestEventJobChain(t *testing.T) {
 		t.Fatalf("Jobs before a finished: %d", len(got))
 	}
 	finishJob(t, ns, "a", batchv1.JobComplete, time.Now())
-	bJob := jobs.EventJobName("b", a.UID)
+	bJob := batchv1alpha1.EventJobName("b", a.UID)
 	eventually(t, "B's Job", func() (bool, error) {
-		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "b"})) == 1, nil
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "b"})) == 1, nil
 	})
 	time.Sleep(200 * time.Millisecond)
-	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "c"}); len(got) != 0 {
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "c"}); len(got) != 0 {
 		t.Fatalf("C ran before B's Job finished: %s", got[0].Name)
 	}
 	b := &batchv1.Job{}
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: bJob}, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Annotations[jobs.AnnotationTriggerJob] != "a" || b.Labels[jobs.LabelTriggerUID] != string(a.UID) ||
-		b.Annotations[jobs.AnnotationTriggerCondition] != "Complete" {
+	if b.Annotations[batchv1alpha1.AnnotationTriggerJob] != "a" || b.Labels[batchv1alpha1.LabelTriggerUID] != string(a.UID) ||
+		b.Annotations[batchv1alpha1.AnnotationTriggerCondition] != "Complete" {
 		t.Errorf("B's Job labels %v annotations %v", b.Labels, b.Annotations)
 	}
 	if ref := metav1.GetControllerOf(b); ref == nil || ref.Kind != "EventJob" || ref.Name != "b" ||
-		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[jobs.LabelEventJob] != "b" {
+		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[batchv1alpha1.LabelEventJob] != "b" {
 		t.Errorf("B's Job controller %+v, labels %v", ref, b.Labels)
 	}
-	if at, ok := jobs.ParseTime(b.Annotations[jobs.AnnotationTriggerTime]); !ok || at.IsZero() {
-		t.Errorf("B's Job trigger-time %q is not UTC RFC 3339", b.Annotations[jobs.AnnotationTriggerTime])
+	if at, ok := batchv1alpha1.ParseTime(b.Annotations[batchv1alpha1.AnnotationTriggerTime]); !ok || at.IsZero() {
+		t.Errorf("B's Job trigger-time %q is not UTC RFC 3339", b.Annotations[batchv1alpha1.AnnotationTriggerTime])
 	}
 	finishJob(t, ns, bJob, batchv1.JobComplete, time.Now())
-	cJob := jobs.EventJobName("c", b.UID)
+	cJob := batchv1alpha1.EventJobName("c", b.UID)
 	eventually(t, "C's Job", func() (bool, error) {
 		c, _ := rec.snapshot()
 		return c[cJob] == 1, nil
@@ -228,12 +229,103 @@ func TestEventJobChain(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: cJob}, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Annotations[jobs.AnnotationTriggerJob] != bJob {
-		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[jobs.AnnotationTriggerJob], bJob)
+	if c.Annotations[batchv1alpha1.AnnotationTriggerJob] != bJob {
+		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[batchv1alpha1.AnnotationTriggerJob], bJob)
 	}
 	finishJob(t, ns, cJob, batchv1.JobComplete, time.Now())
 	time.Sleep(200 * time.Millisecond)
 	if _, order := rec.snapshot(); len(order) != 3 {
 		t.Errorf("Jobs created: %v", order)
+	}
+}
+
+// Under concurrencyPolicy Replace, when the first of two upstream Jobs handled in one reconcile
+// cannot get its Job (a Job of that name exists and is someone else's), the second run deletes
+// nothing: no run of the EventJob is running. Issue 11, finding 4: the reconciler sent a
+// placeholder for the refused run (no namespace, no UID) to DELETE and reported JobsReplaced
+// for a Job that never existed.
+func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	cj := newCronJob(t, ns, "hello")
+	ej := newEJ(ns, "after-hello", batchv1alpha1.TriggerKindCronJob, "hello")
+	ej.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyReplace
+	if err := env.Client.Create(ctx, ej); err != nil {
+		t.Fatal(err)
+	}
+	created := getEJ(t, ns, ej.Name).CreationTimestamp.Time
+
+	// Both upstream Jobs finish while the manager is down, so one reconcile handles both.
+	first := upstreamJob(t, ns, "hello-1", cj, "CronJob")
+	second := upstreamJob(t, ns, "hello-2", cj, "CronJob")
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.EventJobName(ej.Name, first.UID)}, Spec: jobTemplate().Spec}
+	if err := env.Client.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, ns, first.Name, batchv1.JobComplete, created.Add(time.Second))
+	finishJob(t, ns, second.Name, batchv1.JobComplete, created.Add(2*time.Second))
+	startManager(t, ns, clk, nil)
+
+	secondRun := batchv1alpha1.EventJobName(ej.Name, second.UID)
+	eventually(t, "the second run's Job and status", func() (bool, error) {
+		st := getEJ(t, ns, ej.Name).Status
+		return len(st.Active) == 1 && st.Active[0].Name == secondRun && st.TriggerCount == 1 && st.SkippedCount == 1, nil
+	})
+	time.Sleep(time.Second) // let the event broadcaster flush
+	if n := eventReasons(t, ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
+		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
+	}
+	got := &batchv1.Job{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
+		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
+	}
+	ready := getEJ(t, ns, ej.Name).Status.Conditions
+	if len(ready) != 1 || ready[0].Reason != batchv1alpha1.ReasonJobConflict {
+		t.Errorf("Ready condition %+v, want JobConflict for the first run", ready)
+	}
+}
+
+// EventJobs whose triggers close a cycle (A on B, B on A: admission rejects the second one,
+// but reads a cache, so two created at the same moment can both pass; this test has no
+// webhooks at all) start no Job, even when a Job of one of them finishes, and say why.
+// Issue 11, finding 3.
+func TestEventJobCycleStartsNoJob(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	a := newEJ(ns, "a", batchv1alpha1.TriggerKindEventJob, "b")
+	b := newEJ(ns, "b", batchv1alpha1.TriggerKindEventJob, "a")
+	for _, ej := range []*batchv1alpha1.EventJob{a, b} {
+		if err := env.Client.Create(ctx, ej); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, ns, clk, nil)
+	// A Job of B (from before the cycle closed) finishes: A would start a Job, whose end would
+	// start one of B, and so on.
+	up := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b-leftover", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: batchv1alpha1.GroupVersion.String(), Kind: "EventJob", Name: "b", UID: getEJ(t, ns, "b").UID, Controller: ptr.To(true)}}},
+		Spec: jobTemplate().Spec}
+	if err := env.Client.Create(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	for _, name := range []string{"a", "b"} {
+		eventually(t, "EventJob "+name+": Ready=False InvalidTrigger naming the cycle", func() (bool, error) {
+			for _, c := range getEJ(t, ns, name).Status.Conditions {
+				if c.Type == batchv1alpha1.ConditionReady && c.Reason == batchv1alpha1.ReasonInvalidTrigger && strings.Contains(c.Message, "closes a cycle") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	time.Sleep(time.Second)
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "a"}); len(got) != 0 {
+		t.Errorf("EventJob a started Job %s along the cycle", got[0].Name)
+	}
+	if n := eventReasons(t, ns, "a")[batchv1alpha1.ReasonInvalidTrigger]; n == 0 {
+		t.Errorf("no InvalidTrigger event on EventJob a")
 	}
 }

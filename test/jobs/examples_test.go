@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -63,7 +62,7 @@ func TestExampleAt(t *testing.T) {
 	}
 	clk.JumpTo(at)
 	want := "at-sample-" + "34828673" // 2036-03-21T13:53Z in Unix minutes
-	if got := jobs.ScheduledJobName("at-sample", at); got != want {
+	if got := batchv1alpha1.ScheduledJobName("at-sample", at); got != want {
 		t.Fatalf("name %s, want %s", got, want)
 	}
 	defer func() {
@@ -76,7 +75,7 @@ func TestExampleAt(t *testing.T) {
 		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: want}, j)
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	if got := j.Annotations[jobs.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
+	if got := j.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != "2036-03-21T13:53:55Z" {
 		t.Errorf("the Job's scheduled time is %q, want the instant to the second", got)
 	}
 	eventually(t, "lastScheduleTime to the second", func() (bool, error) {
@@ -106,15 +105,15 @@ func TestExampleEventJob(t *testing.T) {
 	// What the CronJob controller would create for one of its minutes.
 	up := upstreamJob(t, ns, "hello-29000000", cj, "CronJob")
 	time.Sleep(200 * time.Millisecond)
-	if got := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"}); len(got) != 0 {
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "eventjob-sample"}); len(got) != 0 {
 		t.Fatalf("ran before the upstream Job completed: %s", got[0].Name)
 	}
 	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
-	want := jobs.EventJobName("eventjob-sample", up.UID)
+	want := batchv1alpha1.EventJobName("eventjob-sample", up.UID)
 	eventually(t, "Job "+want, func() (bool, error) {
-		return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"})) == 1, nil
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "eventjob-sample"})) == 1, nil
 	})
-	j := jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: "eventjob-sample"})[0]
+	j := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "eventjob-sample"})[0]
 	if j.Name != want || j.Spec.Template.Spec.Containers[0].Name != "hello-event-job" {
 		t.Errorf("Job %s with container %s", j.Name, j.Spec.Template.Spec.Containers[0].Name)
 	}

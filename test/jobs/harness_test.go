@@ -30,9 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 func init() {
@@ -259,6 +260,9 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
 		t.Fatal(err)
 	}
 	opts := controller.Options{

@@ -148,7 +148,8 @@ func TestJobMetrics(t *testing.T) {
 		t.Errorf("almanac_job_runs_missed_total{reason=DeadlinePassed} grew by %v, want 1", d)
 	}
 
-	// Suspended: the due slot is skipped with reason Suspended.
+	// Suspended: the due slot is skipped with reason Suspended, counted when the ScheduledJob
+	// is resumed (a suspended one is not woken at its slots).
 	sj3 := newSJ(ns, "suspended")
 	sj3.Spec.Schedule = "* * * * *"
 	sj3.Spec.Suspend = true
@@ -162,6 +163,11 @@ func TestJobMetrics(t *testing.T) {
 	missedBefore = getSJ(t, ns, sj3.Name).Status.MissedRuns
 	suspended := delta(t, "almanac_job_runs_skipped_total", reason(jobs.KindScheduledJob, jobs.SkipSuspended), func() {
 		clk.JumpTo(nextMinute(clk.Now(), 0).Add(time.Second))
+		resumed := getSJ(t, ns, sj3.Name)
+		resumed.Spec.Suspend = false
+		if err := env.Client.Update(ctx, resumed); err != nil {
+			t.Fatal(err)
+		}
 		eventually(t, "the suspended slot in status", func() (bool, error) {
 			return getSJ(t, ns, sj3.Name).Status.MissedRuns == missedBefore+1, nil
 		})
@@ -170,7 +176,7 @@ func TestJobMetrics(t *testing.T) {
 	if suspended.value != 1 {
 		t.Errorf("almanac_job_runs_skipped_total{reason=Suspended} grew by %v, want 1", suspended.value)
 	}
-	if n := len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelScheduledJob: sj3.Name})); n != 0 {
+	if n := len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelScheduledJob: sj3.Name})); n != 0 {
 		t.Errorf("a suspended ScheduledJob created %d Jobs", n)
 	}
 
@@ -190,7 +196,7 @@ func TestJobMetrics(t *testing.T) {
 			// the lag with (it is ahead of the API server's clock by the jumps above).
 			finishJob(t, ns, up.Name, batchv1.JobComplete, maxTime(clk.Now(), created))
 			eventually(t, "the downstream Job", func() (bool, error) {
-				return len(jobsIn(t, ns, client.MatchingLabels{jobs.LabelEventJob: ej.Name})) == 1, nil
+				return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: ej.Name})) == 1, nil
 			})
 			clk.waitIdle()
 		})

@@ -93,7 +93,7 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 		default:
 			clk.JumpTo(slot.Add(jitter))
 		}
-		name := jobs.ScheduledJobName(sj.Name, slot)
+		name := batchv1alpha1.ScheduledJobName(sj.Name, slot)
 		eventually(t, "Job "+name+" for the slot at "+slot.Format(time.RFC3339), func() (bool, error) {
 			m, _ := rec.snapshot()
 			return m[name] > 0, nil
@@ -130,7 +130,7 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 	counts, _ := rec.snapshot()
 	var want, got []string
 	for _, s := range ran {
-		want = append(want, jobs.ScheduledJobName(sj.Name, s))
+		want = append(want, batchv1alpha1.ScheduledJobName(sj.Name, s))
 	}
 	for name := range counts {
 		got = append(got, name)

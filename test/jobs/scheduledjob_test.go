@@ -54,7 +54,7 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 	}
 
 	clk.JumpTo(at)
-	name := jobs.ScheduledJobName("once", at)
+	name := batchv1alpha1.ScheduledJobName("once", at)
 	eventually(t, "Job "+name+" created at the instant", func() (bool, error) {
 		return len(jobsIn(t, ns, nil)) == 1, nil
 	})
@@ -62,10 +62,10 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 	if job.Name != name {
 		t.Errorf("Job name %s, want %s", job.Name, name)
 	}
-	if got := job.Annotations[jobs.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
+	if got := job.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
 		t.Errorf("scheduled-time %q", got)
 	}
-	if got := job.Labels[jobs.LabelScheduledJob]; got != "once" {
+	if got := job.Labels[batchv1alpha1.LabelScheduledJob]; got != "once" {
 		t.Errorf("scheduled-job label %q", got)
 	}
 	if ref := metav1.GetControllerOf(&job); ref == nil || ref.Kind != "ScheduledJob" || ref.Name != "once" {
@@ -99,7 +99,7 @@ func TestOneShotFailedPhase(t *testing.T) {
 	}
 	clk.JumpTo(at.Add(5 * time.Second))
 	eventually(t, "Job created", func() (bool, error) { return len(jobsIn(t, ns, nil)) == 1, nil })
-	finishJob(t, ns, jobs.ScheduledJobName("fails", at), batchv1.JobFailed, clk.Now())
+	finishJob(t, ns, batchv1alpha1.ScheduledJobName("fails", at), batchv1.JobFailed, clk.Now())
 	eventually(t, "phase Failed", func() (bool, error) {
 		return getSJ(t, ns, "fails").Status.Phase == batchv1alpha1.ScheduledJobPhaseFailed, nil
 	})
@@ -147,7 +147,7 @@ func TestJobNameConflict(t *testing.T) {
 	clk := newTestClock(t, time.Now())
 	startManager(t, ns, clk, nil)
 	at := nextMinute(clk.Now(), time.Minute)
-	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs.ScheduledJobName("clash", at)},
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.ScheduledJobName("clash", at)},
 		Spec: jobTemplate().Spec}
 	if err := env.Client.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)
@@ -171,4 +171,204 @@ func TestJobNameConflict(t *testing.T) {
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID {
 		t.Errorf("the foreign Job was touched: %v", err)
 	}
+}
+
+// A suspended cron ScheduledJob writes nothing and reports nothing at its slots; when it is
+// resumed, the slots that fell due meanwhile are counted in one status write and one
+// RunSkipped event, and none of them runs. Issue 11, finding 8: it wrote status and emitted
+// RunSkipped at every slot (60 events an hour for "* * * * *").
+func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	sj := newSJ(ns, "paused")
+	sj.Spec.Schedule = "* * * * *"
+	sj.Spec.Suspend = true
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=True Suspended", func() (bool, error) {
+		st := getSJ(t, ns, "paused").Status
+		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonSuspended, nil
+	})
+	clk.JumpTo(clk.Now()) // let the reconcile that wrote it finish
+	before := getSJ(t, ns, "paused")
+
+	// Five slots pass.
+	first := nextMinute(clk.Now(), 0)
+	for i := range 5 {
+		clk.JumpTo(first.Add(time.Duration(i)*time.Minute + time.Second))
+	}
+	clk.JumpTo(clk.Now())
+	time.Sleep(time.Second) // let the event broadcaster flush
+	if got := getSJ(t, ns, "paused"); got.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the ScheduledJob was written while suspended (resourceVersion %s → %s): missedRuns %d",
+			before.ResourceVersion, got.ResourceVersion, got.Status.MissedRuns)
+	}
+	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 0 {
+		t.Errorf("%d RunSkipped events while suspended, want none until it is resumed", n)
+	}
+
+	// Resumed: the slots are counted once.
+	resumed := getSJ(t, ns, "paused")
+	resumed.Spec.Suspend = false
+	if err := env.Client.Update(ctx, resumed); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=True Scheduled", func() (bool, error) {
+		st := getSJ(t, ns, "paused").Status
+		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonScheduled, nil
+	})
+	time.Sleep(time.Second)
+	st := getSJ(t, ns, "paused").Status
+	if st.MissedRuns < 5 || st.LastMissedTime == nil || st.LastMissedTime.Time.Before(first.Add(4*time.Minute)) {
+		t.Errorf("after resuming: missedRuns %d, lastMissedTime %v; want the 5 slots from %s counted", st.MissedRuns, st.LastMissedTime, first)
+	}
+	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 1 {
+		t.Errorf("%d RunSkipped events, want 1 for all the skipped slots", n)
+	}
+	if got := jobsIn(t, ns, nil); len(got) != 0 {
+		t.Errorf("a slot that fell due while suspended ran: %s", got[0].Name)
+	}
+}
+
+// More running Jobs than status.active may list (its MaxItems, 1024): the status still gets
+// written, with the newest listed and the rest counted, and the record of what ran moves on.
+// Issue 11, finding 9: under Allow, an every-minute ScheduledJob whose Pods cannot start passed
+// 1024 active Jobs after about 17 hours; from then on every status write was refused,
+// lastScheduleTime froze and pruning stopped.
+func TestActiveIsBoundedByItsSchema(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	ctx := context.Background()
+	sj := newSJ(ns, "busy")
+	sj.Spec.Schedule = "* * * * *"
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	sj = getSJ(t, ns, "busy")
+	// Jobs of earlier slots (before the ScheduledJob existed, so none counts as a run whose
+	// status write failed) that are still running.
+	const running = batchv1alpha1.MaxActive + 6
+	created := sj.CreationTimestamp.Truncate(time.Minute)
+	errs := make(chan error, running)
+	sem := make(chan struct{}, 8)
+	for i := range running {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			slot := created.Add(-time.Duration(i+1) * time.Minute)
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: batchv1alpha1.ScheduledJobName("busy", slot),
+				Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: "busy"},
+				Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(slot)},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: batchv1alpha1.GroupVersion.String(), Kind: "ScheduledJob", Name: "busy",
+					UID: sj.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+			}, Spec: jobTemplate().Spec}
+			errs <- env.Client.Create(ctx, j)
+		}()
+	}
+	for range running {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, ns, clk, nil)
+	slot := nextMinute(clk.Now(), 0)
+	clk.JumpTo(slot.Add(time.Second))
+	eventually(t, "the slot's run recorded, with active at its bound", func() (bool, error) {
+		st := getSJ(t, ns, "busy").Status
+		return st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(slot) && len(st.Active) == batchv1alpha1.MaxActive, nil
+	})
+	st := getSJ(t, ns, "busy").Status
+	if want := int32(running + 1 - batchv1alpha1.MaxActive); st.ActiveOverflow != want {
+		t.Errorf("activeOverflow %d, want %d", st.ActiveOverflow, want)
+	}
+	listed := map[string]bool{}
+	for _, ref := range st.Active {
+		listed[ref.Name] = true
+	}
+	if newest := batchv1alpha1.ScheduledJobName("busy", slot); !listed[newest] {
+		t.Errorf("the new run's Job %s is not listed in active", newest)
+	}
+	// The ones left out are the oldest: none was created after a listed one.
+	var oldestListed, newestLeftOut time.Time
+	for _, j := range jobsIn(t, ns, nil) {
+		c := j.CreationTimestamp.Time
+		if listed[j.Name] && (oldestListed.IsZero() || c.Before(oldestListed)) {
+			oldestListed = c
+		}
+		if !listed[j.Name] && c.After(newestLeftOut) {
+			newestLeftOut = c
+		}
+	}
+	if newestLeftOut.After(oldestListed) {
+		t.Errorf("a Job created at %s is left out while one created at %s is listed", newestLeftOut, oldestListed)
+	}
+}
+
+// A one-shot whose Job completed and was deleted before the reconciler saw the outcome (the
+// manager was down; ttlSecondsAfterFinished: 0 does the same) is Succeeded: the Job's
+// finalizer keeps it until the outcome is recorded. Issue 11, finding 5: it was reported
+// Failed ("deleted before it finished").
+func TestOneShotOutcomeSurvivesTheJobsDeletion(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	m := startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "ttl")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at.Add(time.Second))
+	name := batchv1alpha1.ScheduledJobName("ttl", at)
+	eventually(t, "phase Running", func() (bool, error) {
+		return getSJ(t, ns, "ttl").Status.Phase == batchv1alpha1.ScheduledJobPhaseRunning, nil
+	})
+	m.Stop()
+
+	finishJob(t, ns, name, batchv1.JobComplete, clk.Now())
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, ns, clk, nil)
+	eventually(t, "phase Succeeded, and the Job gone", func() (bool, error) {
+		return getSJ(t, ns, "ttl").Status.Phase == batchv1alpha1.ScheduledJobPhaseSucceeded && len(jobsIn(t, ns, nil)) == 0, nil
+	})
+	time.Sleep(time.Second)
+	if ev := eventReasons(t, ns, "ttl"); ev[jobs.EventJobDeleted] != 0 || ev[jobs.EventJobSucceeded] != 1 {
+		t.Errorf("events %v, want JobSucceeded once and no JobDeleted", ev)
+	}
+}
+
+// The finalizer never outlives the ScheduledJob: when it is deleted, its Jobs are released
+// (the garbage collector deletes them; here the test does).
+func TestOneShotJobIsReleasedWithItsScheduledJob(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	at := nextMinute(clk.Now(), time.Minute)
+	sj := newSJ(ns, "gone")
+	sj.Spec.At = at.Format("2006-01-02T15:04")
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	clk.JumpTo(at.Add(time.Second))
+	name := batchv1alpha1.ScheduledJobName("gone", at)
+	eventually(t, "the one-shot's Job, with the outcome finalizer", func() (bool, error) {
+		got := jobsIn(t, ns, nil)
+		return len(got) == 1 && got[0].Name == name && len(got[0].Finalizers) == 1 && got[0].Finalizers[0] == batchv1alpha1.FinalizerOutcome, nil
+	})
+	if err := env.Client.Delete(ctx, getSJ(t, ns, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := env.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Job deleted", func() (bool, error) { return len(jobsIn(t, ns, nil)) == 0, nil })
 }

@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/preview"
 	"github.com/almanac-dev/almanac/webhooks"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
 	"github.com/almanac-dev/almanac/webhooks/migrate"
+	"github.com/almanac-dev/almanac/webhooks/preview"
 )
 
 // migrated runs almanac migrate on input and reads its output back as almanac validate and

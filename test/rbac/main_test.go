@@ -41,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks"
 )
@@ -99,6 +99,9 @@ func run(m *testing.M) (int, error) {
 		WebhookServer:          webhook.NewServer(env.Webhook),
 	})
 	if err != nil {
+		return 0, err
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
 		return 0, err
 	}
 	if err := webhooks.SetupWithManager(mgr, clocktesting.NewFakePassiveClock(time.Date(2027, time.January, 15, 12, 0, 0, 0, time.UTC))); err != nil {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
@@ -45,17 +46,16 @@ func TestWeekdayWindowOpensFridayNotSaturday(t *testing.T) {
 	create(t, spa, weekdays)
 
 	mgr := newManager(t, ns)
-	if err := scheduledpodautoscaler.IndexScheduleTarget(ctx, mgr.GetFieldIndexer()); err != nil {
-		t.Fatal(err)
-	}
 	run(t, mgr)
 	clk := clocktesting.NewFakeClock(time.Time{})
-	spaReconciler := &scheduledpodautoscaler.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
-	scheduleReconciler := &schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	base := jobs.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	spaReconciler := &scheduledpodautoscaler.Reconciler{Base: base}
+	scheduleReconciler := &schedule.Reconciler{Base: base, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}
 	eventually(t, 10*time.Second, func() error {
-		schedules, err := scheduledpodautoscaler.ListSchedules(ctx, mgr.GetClient(), ns, "web")
-		if err == nil && len(schedules) != 1 {
-			err = fmt.Errorf("the cache has %d Schedules of web, want 1", len(schedules))
+		schedules := &autoscalingv1alpha1.ScheduleList{}
+		err := mgr.GetClient().List(ctx, schedules, client.InNamespace(ns), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: "web"})
+		if err == nil && len(schedules.Items) != 1 {
+			err = fmt.Errorf("the cache has %d Schedules of web, want 1", len(schedules.Items))
 		}
 		return err
 	})

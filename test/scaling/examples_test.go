@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
@@ -50,16 +51,14 @@ func TestMigratedExamples(t *testing.T) {
 	}
 
 	mgr := newManager(t, ns)
-	if err := scheduledpodautoscaler.IndexScheduleTarget(ctx, mgr.GetFieldIndexer()); err != nil {
-		t.Fatal(err)
-	}
 	run(t, mgr)
 	clk := clocktesting.NewFakeClock(time.Time{})
-	r := &scheduledpodautoscaler.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	r := &scheduledpodautoscaler.Reconciler{Base: jobs.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}}
 	eventually(t, 10*time.Second, func() error {
-		schedules, err := scheduledpodautoscaler.ListSchedules(ctx, mgr.GetClient(), ns, "nginx")
-		if err == nil && len(schedules) != 4 {
-			err = fmt.Errorf("the cache has %d Schedules of nginx, want 4", len(schedules))
+		schedules := &autoscalingv1alpha1.ScheduleList{}
+		err := mgr.GetClient().List(ctx, schedules, client.InNamespace(ns), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: "nginx"})
+		if err == nil && len(schedules.Items) != 4 {
+			err = fmt.Errorf("the cache has %d Schedules of nginx, want 4", len(schedules.Items))
 		}
 		return err
 	})

@@ -27,9 +27,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // offsetClock runs at the real rate, shifted by an offset that can be moved: the manager's
@@ -80,10 +82,12 @@ func startManagerWith(t testing.TB, clk clock.PassiveClock, wrap func(client.Cli
 	if wrap != nil {
 		c = wrap(c)
 	}
-	if err := (&scheduledpodautoscaler.Reconciler{Client: c, Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+	base := jobs.Base{Client: c, APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	if err := (&scheduledpodautoscaler.Reconciler{Base: base}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&schedule.Reconciler{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}).SetupWithManager(mgr); err != nil {
+	base.Client = mgr.GetClient()
+	if err := (&schedule.Reconciler{Base: base, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)
@@ -106,6 +110,9 @@ func newManager(t testing.TB, namespaces ...string) manager.Manager {
 	}
 	mgr, err := ctrl.NewManager(restConfig(), opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return mgr

@@ -13,7 +13,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/metrics"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
 
 // TestMetricsFollowTransitions: the scaling metrics say what happened, exactly once per
@@ -38,9 +38,9 @@ func TestMetricsFollowTransitions(t *testing.T) {
 		oneShot(ns, "late", "web", boundary, boundary.Add(time.Hour), 6, 30),
 		bad)
 
-	applied0, lagCount0, lagSum0 := counterValue(t, metrics.TransitionsApplied), histogramCount(t), histogramSum(t)
-	spaErrors0 := counterValue(t, metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler"))
-	scheduleErrors0 := counterValue(t, metrics.EvaluationErrors.WithLabelValues("Schedule"))
+	applied0, lagCount0, lagSum0 := counterValue(t, scheduledpodautoscaler.TransitionsApplied), histogramCount(t), histogramSum(t)
+	spaErrors0 := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler"))
+	scheduleErrors0 := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("Schedule"))
 
 	startManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 3, 12))
@@ -48,10 +48,10 @@ func TestMetricsFollowTransitions(t *testing.T) {
 		if got, ok := activeSchedules(t, ns, "web"); !ok || got != 1 {
 			return fmt.Errorf("active_schedules{%s/web} = %v (present %v), want 1 (early)", ns, got, ok)
 		}
-		if d := counterValue(t, metrics.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler")) - spaErrors0; d < 1 {
+		if d := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler")) - spaErrors0; d < 1 {
 			return fmt.Errorf("schedule_evaluation_errors_total{kind=ScheduledPodAutoscaler} rose by %v, want at least 1", d)
 		}
-		if d := counterValue(t, metrics.EvaluationErrors.WithLabelValues("Schedule")) - scheduleErrors0; d < 1 {
+		if d := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("Schedule")) - scheduleErrors0; d < 1 {
 			return fmt.Errorf("schedule_evaluation_errors_total{kind=Schedule} rose by %v, want at least 1", d)
 		}
 		return nil
@@ -59,7 +59,7 @@ func TestMetricsFollowTransitions(t *testing.T) {
 	if !clk.Now().Before(boundary) {
 		t.Fatalf("the manager took until %s to converge, after the boundary %s; the test cannot tell creation from the transition", clk.Now(), boundary)
 	}
-	if d := counterValue(t, metrics.TransitionsApplied) - applied0; d != 0 {
+	if d := counterValue(t, scheduledpodautoscaler.TransitionsApplied) - applied0; d != 0 {
 		t.Errorf("transitions_applied_total rose by %v when the HPA was created, want 0 (creation is not a transition)", d)
 	}
 
@@ -80,7 +80,7 @@ func TestMetricsFollowTransitions(t *testing.T) {
 	})
 	// Stays the same: one transition, counted once, also a little later.
 	time.Sleep(2 * time.Second)
-	if d := counterValue(t, metrics.TransitionsApplied) - applied0; d != 1 {
+	if d := counterValue(t, scheduledpodautoscaler.TransitionsApplied) - applied0; d != 1 {
 		t.Errorf("transitions_applied_total rose by %v over one boundary, want 1", d)
 	}
 	if d := histogramCount(t) - lagCount0; d != 1 {
@@ -117,7 +117,7 @@ func counterValue(t testing.TB, c prometheus.Metric) float64 {
 func histogram(t testing.TB) *dto.Histogram {
 	t.Helper()
 	m := &dto.Metric{}
-	if err := metrics.TransitionLag.Write(m); err != nil {
+	if err := scheduledpodautoscaler.TransitionLag.Write(m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetHistogram()

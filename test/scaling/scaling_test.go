@@ -561,3 +561,87 @@ func (c *refusingClient) Apply(ctx context.Context, obj runtime.ApplyConfigurati
 	}
 	return c.Client.Apply(ctx, obj, opts...)
 }
+
+// TestForbidIsBackedByTheReconciler: under overlapPolicy Forbid, Schedules that overlap anyway
+// (admission reads a cache and admits two concurrent creates; this test has no webhooks at
+// all) are resolved by the reconcilers: the one created first is kept, the later one is left
+// out of the bounds, and both the autoscaler and the left-out Schedule say so (condition
+// ForbiddenOverlap, event). When the overlap goes away, so do the conditions. Issue 11,
+// finding 3: the autoscaler silently got Max semantics.
+func TestForbidIsBackedByTheReconciler(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 10, 10, 30, 0, 0, time.UTC)
+	clk := newOffsetClock(now)
+	spa := newAutoscaler(ns, "web", 2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	first := oneShot(ns, "first", "web", now.Add(-30*time.Minute), now.Add(time.Hour), 4, 12)
+	create(t, spa, first)
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds
+	later := oneShot(ns, "later", "web", now.Add(-10*time.Minute), now.Add(2*time.Hour), 20, 40)
+	create(t, later)
+	startManager(t, clk, ns)
+
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 4, 12)) // not 20-40 (Max)
+	condition := func(obj client.Object, conds *[]metav1.Condition) (*metav1.Condition, error) {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return nil, err
+		}
+		return meta.FindStatusCondition(*conds, autoscalingv1alpha1.ConditionForbiddenOverlap), nil
+	}
+	gotSPA, gotLater, gotFirst := &autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{}, &autoscalingv1alpha1.Schedule{}
+	gotSPA.Namespace, gotSPA.Name = ns, "web"
+	gotLater.Namespace, gotLater.Name = ns, "later"
+	gotFirst.Namespace, gotFirst.Name = ns, "first"
+	eventually(t, 10*time.Second, func() error {
+		c, err := condition(gotSPA, &gotSPA.Status.Conditions)
+		if err != nil {
+			return err
+		}
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != autoscalingv1alpha1.ReasonSchedulesLeftOut ||
+			!strings.Contains(c.Message, `Schedule "later" is left out of the bounds: its windows overlap those of Schedule "first", created earlier, from 2030-01-10 10:20 to 11:30 UTC`) {
+			return fmt.Errorf("autoscaler: ForbiddenOverlap = %+v", c)
+		}
+		if !slices.Equal(gotSPA.Status.ActiveSchedules, []string{"first"}) {
+			return fmt.Errorf("active Schedules %v, want [first]", gotSPA.Status.ActiveSchedules)
+		}
+		if c, err = condition(gotLater, &gotLater.Status.Conditions); err != nil {
+			return err
+		}
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != autoscalingv1alpha1.ReasonLeftOut || !strings.Contains(c.Message, `Schedule "first", created earlier`) {
+			return fmt.Errorf("Schedule later: ForbiddenOverlap = %+v", c)
+		}
+		if c, err = condition(gotFirst, &gotFirst.Status.Conditions); err != nil {
+			return err
+		} else if c != nil {
+			return fmt.Errorf("Schedule first: ForbiddenOverlap = %+v, want none: it is kept", c)
+		}
+		for _, name := range []string{"web", "later"} {
+			if reasons := eventReasons(t, ns, name); !slices.Contains(reasons, autoscalingv1alpha1.ConditionForbiddenOverlap) {
+				return fmt.Errorf("events of %s: %v, want ForbiddenOverlap", name, reasons)
+			}
+		}
+		return nil
+	})
+
+	// The overlap goes away: "later" applies, and no condition remains.
+	if err := env.Client.Delete(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 20, 40))
+	eventually(t, 10*time.Second, func() error {
+		for _, obj := range []struct {
+			o     client.Object
+			conds *[]metav1.Condition
+		}{{gotSPA, &gotSPA.Status.Conditions}, {gotLater, &gotLater.Status.Conditions}} {
+			c, err := condition(obj.o, obj.conds)
+			if err != nil {
+				return err
+			}
+			if c != nil {
+				return fmt.Errorf("%s: ForbiddenOverlap = %+v, want none", obj.o.GetName(), c)
+			}
+		}
+		return nil
+	})
+}

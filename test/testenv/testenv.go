@@ -5,6 +5,7 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +16,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/api/scheme"
 )
 
 // Env is a running API server with almanac's CRDs installed.
@@ -125,4 +128,16 @@ func (e *Env) InstalledCRDs() []schema.GroupResource {
 		out = append(out, schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural})
 	}
 	return out
+}
+
+// RegisterIndexes registers, in a test's manager, every cache field index that the webhooks
+// and reconcilers read (api/index), as main.go does in almanac's manager.
+func RegisterIndexes(mgr manager.Manager) error {
+	for _, ix := range index.All() {
+		values := ix.Values
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), ix.Object, ix.Field, func(o client.Object) []string { return values(o) }); err != nil {
+			return fmt.Errorf("failed to index %T by %s: %w", ix.Object, ix.Field, err)
+		}
+	}
+	return nil
 }

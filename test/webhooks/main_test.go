@@ -23,7 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/almanac-dev/almanac/reconcilers/scheme"
+	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks"
 )
@@ -32,9 +32,11 @@ import (
 var now = time.Date(2027, time.January, 15, 12, 0, 0, 0, time.UTC)
 
 var (
-	env   *testenv.Env
-	clk   = clocktesting.NewFakePassiveClock(now)
-	cache client.Reader // the manager's cache, which the webhooks read
+	// binDir holds the almanac binary that the tests build (buildAlmanac).
+	binDir string
+	env    *testenv.Env
+	clk    = clocktesting.NewFakePassiveClock(now)
+	cache  client.Reader // the manager's cache, which the webhooks read
 )
 
 func TestMain(m *testing.M) {
@@ -49,6 +51,10 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) (int, error) {
 	ctrl.SetLogger(logr.Discard())
 	var err error
+	if binDir, err = os.MkdirTemp("", "almanac-webhooks-test-"); err != nil {
+		return 0, err
+	}
+	defer func() { _ = os.RemoveAll(binDir) }()
 	if env, err = testenv.StartWith(testenv.Options{Webhooks: true}); err != nil {
 		return 0, err
 	}
@@ -61,6 +67,9 @@ func run(m *testing.M) (int, error) {
 		WebhookServer:          webhook.NewServer(env.Webhook),
 	})
 	if err != nil {
+		return 0, err
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
 		return 0, err
 	}
 	if err := webhooks.SetupWithManager(mgr, clk); err != nil {

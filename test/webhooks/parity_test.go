@@ -12,11 +12,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +113,7 @@ func TestParity(t *testing.T) {
 						v.Warnings = append(v.Warnings, w)
 					}
 				}
+				checkExpected(t, obj, expectAnnotation, v)
 				live = append(live, v)
 				if !v.Allowed {
 					rejected[obj.GetKind()]++
@@ -174,6 +177,144 @@ func TestParity(t *testing.T) {
 	}
 }
 
+// The corpus can say what it expects of an object, in an annotation: "admitted" or "rejected",
+// on create (expectAnnotation) and on an unchanged re-apply (expectReapplyAnnotation).
+const (
+	expectAnnotation        = "test.almanac.dev/expect"
+	expectReapplyAnnotation = "test.almanac.dev/expect-reapply"
+)
+
+// checkExpected fails the test when the live API server's verdict on obj is not what the
+// corpus expects of it under the annotation.
+func checkExpected(t *testing.T, obj *unstructured.Unstructured, annotation string, v verdict) {
+	t.Helper()
+	want, ok := obj.GetAnnotations()[annotation]
+	if !ok {
+		return
+	}
+	if got := map[bool]string{true: "admitted", false: "rejected"}[v.Allowed]; got != want {
+		t.Errorf("%s: %s, but the corpus expects it %s (%s): %+v", v.Object, got, want, annotation, v.Errors)
+	}
+}
+
+// TestParityOfReapply checks `almanac validate --as-update` against the live API server
+// re-applying objects it already stores. Each corpus file is created, in order, in a fresh
+// namespace while the webhooks' clock is at reapplyCreated (before every time in the corpus
+// went stale); then, with the clock at now, each object that was admitted is sent again
+// unchanged (an update of the manifest at the stored resourceVersion) and the same
+// documents go through `validate --as-update -o json --now=now`: every object gets the same
+// verdict, causes and warnings. Issue 11, finding 2: validate always checked a CREATE, so a
+// pipeline running it rejected, forever, a manifest whose window or at had passed, which the
+// API server re-admits with a warning.
+func TestParityOfReapply(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "parity", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	files = append(files, filepath.Join(testenv.RepoRoot(), "examples"))
+	almanac := buildAlmanac(t)
+	ratcheted := 0
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			ctx := context.Background()
+			ns := newNamespace(t)
+			docs, err := manifest.Read([]string{file}, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Created back then; what was admitted is stored.
+			clk.SetTime(reapplyCreated)
+			var stored []manifest.Document
+			for _, d := range docs {
+				d.Object.SetNamespace(ns)
+				obj := d.Object.DeepCopy()
+				c, _ := newClient(t)
+				err := c.Create(ctx, obj, client.FieldValidation("Strict"))
+				if !strings.HasSuffix(obj.GroupVersionKind().Group, "almanac.dev") {
+					if err != nil {
+						t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
+					}
+					stored = append(stored, d)
+					continue
+				}
+				if err == nil {
+					waitCached(t, obj)
+					stored = append(stored, d)
+				}
+			}
+			clk.SetTime(now)
+
+			// Re-applied now, unchanged.
+			var live []verdict
+			for _, d := range stored {
+				if !strings.HasSuffix(d.Object.GroupVersionKind().Group, "almanac.dev") {
+					continue
+				}
+				c, warnings := newClient(t)
+				current := d.Object.DeepCopy()
+				if err := c.Get(ctx, client.ObjectKeyFromObject(current), current); err != nil {
+					t.Fatal(err)
+				}
+				obj := d.Object.DeepCopy()
+				obj.SetResourceVersion(current.GetResourceVersion())
+				err := c.Update(ctx, obj, client.FieldValidation("Strict"))
+				v := verdict{Object: obj.GetKind() + "/" + obj.GetName(), Allowed: err == nil, Errors: liveErrors(t, err), Warnings: []string{}}
+				v.Warnings = append(v.Warnings, warnings.take()...)
+				checkExpected(t, d.Object, expectReapplyAnnotation, v)
+				for _, w := range v.Warnings {
+					if strings.Contains(w, "will not run again") || strings.Contains(w, "will never be active again") {
+						ratcheted++
+					}
+				}
+				live = append(live, v)
+			}
+
+			var input bytes.Buffer
+			for _, d := range stored {
+				data, err := d.Object.MarshalJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&input, "---\n%s\n", data)
+			}
+			inputFile := filepath.Join(t.TempDir(), "input.yaml")
+			if err := os.WriteFile(inputFile, input.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			report, exitCode := runValidate(t, almanac, inputFile, "--as-update")
+			var offline []verdict
+			for _, r := range report.Results {
+				offline = append(offline, verdict{Object: r.Kind + "/" + r.Name, Allowed: r.Allowed, Errors: r.Errors, Warnings: r.Warnings})
+			}
+			if len(offline) != len(live) {
+				t.Fatalf("validate --as-update judged %d objects, the API server %d", len(offline), len(live))
+			}
+			rejected := 0
+			for i := range live {
+				want, got := live[i], offline[i]
+				want.Errors, got.Errors = sortErrors(want.Errors), sortErrors(got.Errors)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s (-API server +validate --as-update):\n%s", want.Object, diff)
+				}
+				if !want.Allowed {
+					rejected++
+				}
+			}
+			if wantExit := map[bool]int{true: 1, false: 0}[rejected > 0]; exitCode != wantExit {
+				t.Errorf("almanac validate --as-update exited %d, want %d", exitCode, wantExit)
+			}
+			t.Logf("%d objects stored and re-applied, %d rejected", len(live), rejected)
+		})
+	}
+	if ratcheted == 0 {
+		t.Error("no object was re-admitted with a ratcheting warning: the corpus must have objects whose time passed since they were created")
+	}
+}
+
+// reapplyCreated is when TestParityOfReapply creates the corpus: before any of its times went
+// stale.
+var reapplyCreated = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 // validateReport is the JSON report of `almanac validate -o json`; decoding it with unknown
 // fields disallowed checks its shape.
 type validateReport struct {
@@ -198,24 +339,36 @@ type validateReport struct {
 	Replaced []webhooks.Replaced `json:"replaced"`
 }
 
-// buildAlmanac builds the almanac binary into a temporary folder.
+// buildAlmanac builds the almanac binary, once per test binary, into a folder that TestMain
+// removes.
 func buildAlmanac(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "almanac")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.path = filepath.Join(binDir, "almanac")
+		cmd := exec.Command("go", "build", "-o", built.path, ".")
+		cmd.Dir = testenv.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
 }
 
-// runValidate runs `almanac validate -f file -o json --now=now` and returns its report and
-// exit status.
-func runValidate(t *testing.T, almanac, file string) (*validateReport, int) {
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// runValidate runs `almanac validate -f file -o json --now=now` with extra arguments and
+// returns its report and exit status.
+func runValidate(t *testing.T, almanac, file string, extra ...string) (*validateReport, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(almanac, "validate", "-f", file, "-o", "json", "--now", now.Format(time.RFC3339))
+	cmd := exec.Command(almanac, append([]string{"validate", "-f", file, "-o", "json", "--now", now.Format(time.RFC3339)}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	code := 0
 	if err := cmd.Run(); err != nil {

@@ -78,8 +78,8 @@ kind: ScheduledJob
 metadata: {name: at-sample}
 spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplate,
-		want: []metav1.StatusCause{invalid("spec.at", `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and its starting deadline (startingDeadlineSeconds: 600) `+
-			`passed at 2020-03-21 14:03:55 UTC, before now (2027-01-15 12:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`)},
+		want: []metav1.StatusCause{invalid("spec.at", `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC `+
+			`(startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`)},
 		wantWarnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 	}, {
 		name: "ScheduledJob with a TZ= prefix",

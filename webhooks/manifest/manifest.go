@@ -1,6 +1,7 @@
 // Package manifest reads Kubernetes manifests the way kubectl does — files, directories
 // (optionally recursive), standard input, multi-document YAML or JSON, and List objects —
-// for the offline commands `almanac validate` and `almanac preview`.
+// for the offline commands `almanac validate`, `almanac preview` and `almanac migrate`; and
+// the error by which those commands set the exit status (ExitError).
 package manifest
 
 import (

@@ -19,24 +19,6 @@ const (
 	ExitUsage     = 2 // bad flags, unreadable input, malformed YAML
 )
 
-// ExitError is an error that sets the process's exit status (main.go exits with ExitCode).
-type ExitError struct {
-	Code int
-	Err  error // nil when stderr already said everything
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return ""
-	}
-	return e.Err.Error()
-}
-
-// ExitCode is the process's exit status.
-func (e *ExitError) ExitCode() int { return e.Code }
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
 type options struct {
 	files     []string
 	recursive bool
@@ -90,7 +72,7 @@ errors, unreadable files and malformed YAML.`,
 
 func run(cmd *cobra.Command, opts options) error {
 	usage := func(format string, args ...any) error {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+		return &manifest.ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 	}
 	if len(opts.files) == 0 {
 		return usage("no input: give manifests with -f FILE, -f DIR or -f - (standard input)")
@@ -100,11 +82,11 @@ func run(cmd *cobra.Command, opts options) error {
 	}
 	docs, err := manifest.Read(opts.files, opts.recursive, cmd.InOrStdin())
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 	res := Convert(docs)
 	if err := Write(cmd.OutOrStdout(), res.Objects, opts.output); err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
 	stderr := cmd.ErrOrStderr()
 	for _, n := range res.Notes {
@@ -114,7 +96,7 @@ func run(cmd *cobra.Command, opts options) error {
 		fmt.Fprintln(stderr, "error:", e)
 	}
 	if len(res.Errors) > 0 {
-		return &ExitError{Code: ExitNotAll}
+		return &manifest.ExitError{Code: ExitNotAll}
 	}
 	return nil
 }

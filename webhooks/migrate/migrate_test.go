@@ -649,7 +649,7 @@ func runCommand(t *testing.T, stdin string, args ...string) (string, string, int
 	code := ExitConverted
 	if err != nil {
 		code = ExitUsage // cobra's own flag errors; main.go exits 2 for them
-		var coded *ExitError
+		var coded *manifest.ExitError
 		if errors.As(err, &coded) {
 			code = coded.ExitCode()
 		}

@@ -29,4 +29,17 @@ const (
 	ReasonInvalidSchedule = "InvalidSchedule"
 	// ReasonValid: the Schedule could be evaluated.
 	ReasonValid = "Valid"
+
+	// ConditionForbiddenOverlap is True, on a ScheduledPodAutoscaler with overlapPolicy
+	// Forbid and on the Schedules it leaves out, while Schedules of the autoscaler overlap
+	// anyway (admission reads a cache: two Schedules created at the same moment can both be
+	// admitted). The reconciler keeps the Schedule created first (then the first by name) and
+	// leaves the later one out of the bounds. The condition is absent when nothing is left out.
+	ConditionForbiddenOverlap = "ForbiddenOverlap"
+	// ReasonSchedulesLeftOut: the autoscaler leaves the Schedules named in the message out of
+	// its bounds; change or delete them to remove the overlap.
+	ReasonSchedulesLeftOut = "SchedulesLeftOut"
+	// ReasonLeftOut: this Schedule is left out of its autoscaler's bounds; the message names
+	// the Schedule it overlaps and the first overlapping interval.
+	ReasonLeftOut = "LeftOut"
 )

@@ -164,10 +164,10 @@ type ScheduleSpec struct {
 	// e.g. "Asia/Tokyo". Default UTC. Admission stores the canonical spelling
 	// ("asia/tokyo" → "Asia/Tokyo"; "Z", "GMT", "Etc/UTC" → "UTC") and turns whole-hour
 	// offsets into Etc zones ("+09:00" → "Etc/GMT-9"); unknown names are rejected with
-	// suggestions.
+	// suggestions. An empty string is rejected: omit the field for UTC.
 	// +optional
 	// +kubebuilder:default=UTC
-	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self != ''",message="timeZone is empty: omit the field for UTC, or write an IANA time zone name such as \"Europe/Berlin\""
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone string `json:"timeZone,omitempty"`
 

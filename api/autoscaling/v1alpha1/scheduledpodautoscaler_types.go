@@ -15,7 +15,10 @@ const (
 	// each overlap and names the other Schedule.
 	OverlapPolicyMax OverlapPolicy = "Max"
 	// OverlapPolicyForbid makes admission reject a Schedule whose windows overlap those of
-	// another Schedule of the same autoscaler within the next 366 days.
+	// another Schedule of the same autoscaler within the next 366 days. Schedules that
+	// overlap anyway (admitted at the same moment) are resolved by the controller: the one
+	// created first applies, the other is left out of the bounds (condition
+	// ForbiddenOverlap).
 	OverlapPolicyForbid OverlapPolicy = "Forbid"
 )
 
@@ -35,7 +38,9 @@ type ScheduledPodAutoscalerSpec struct {
 	// overlapPolicy says what happens when Schedules of this autoscaler overlap: Max
 	// (the default) allows it and takes the largest minReplicas and the largest maxReplicas
 	// among the active Schedules; Forbid rejects, at admission, a Schedule that would
-	// overlap another within the next 366 days.
+	// overlap another within the next 366 days, and if Schedules overlap anyway (admitted at
+	// the same moment), applies the one created first and leaves the other out of the bounds
+	// (condition ForbiddenOverlap).
 	// +optional
 	// +kubebuilder:default=Max
 	OverlapPolicy OverlapPolicy `json:"overlapPolicy,omitempty"`

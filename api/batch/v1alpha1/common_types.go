@@ -26,6 +26,11 @@ const (
 	DefaultStartingDeadlineSeconds    = int64(600)
 )
 
+// MaxActive is how many running Jobs status.active lists (its MaxItems): the API server refuses
+// a status with more, so the reconcilers list the newest MaxActive and count the others in
+// status.activeOverflow.
+const MaxActive = 1024
+
 // JobPolicy holds the fields that ScheduledJob and EventJob share: how their Jobs are made,
 // how runs may overlap, and how many finished Jobs are kept.
 type JobPolicy struct {

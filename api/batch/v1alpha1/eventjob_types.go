@@ -148,11 +148,18 @@ type EventJobStatus struct {
 	// +optional
 	Watermark *TriggerWatermark `json:"watermark,omitempty"`
 
-	// active lists the Jobs of this EventJob that are running.
+	// active lists the Jobs of this EventJob that are running, at most 1024: when more run,
+	// the oldest are left out and counted in activeOverflow.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
 	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// activeOverflow counts the running Jobs that active leaves out because it is full (the
+	// oldest ones). Absent when active lists every running Job.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ActiveOverflow int32 `json:"activeOverflow,omitempty"`
 
 	// conditions of the EventJob.
 	// +optional

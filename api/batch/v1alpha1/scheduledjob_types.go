@@ -44,17 +44,19 @@ type ScheduledJobSpec struct {
 	// @daily, @midnight, @hourly. Each wall-clock slot runs at most once: a slot skipped by
 	// a daylight-saving change runs at the instant the clocks jumped, a repeated slot runs
 	// once. @every and TZ= prefixes are rejected (use timeZone). A timestamp given here is
-	// moved to at by admission. Exactly one of at and schedule.
+	// moved to at by admission. Exactly one of at and schedule; an empty schedule (and no
+	// at) is rejected.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule,omitempty"`
 
 	// timeZone is the IANA time zone name in which at and schedule are read, e.g.
 	// "Europe/Berlin". Default UTC. Admission stores the canonical spelling and turns
-	// whole-hour offsets into Etc zones ("+09:00" → "Etc/GMT-9").
+	// whole-hour offsets into Etc zones ("+09:00" → "Etc/GMT-9"). An empty string is
+	// rejected: omit the field for UTC.
 	// +optional
 	// +kubebuilder:default=UTC
-	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self != ''",message="timeZone is empty: omit the field for UTC, or write an IANA time zone name such as \"Europe/Berlin\""
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone string `json:"timeZone,omitempty"`
 
@@ -92,11 +94,18 @@ type ScheduledJobStatus struct {
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 
-	// active lists the Jobs of this ScheduledJob that are running.
+	// active lists the Jobs of this ScheduledJob that are running, at most 1024: when more
+	// run, the oldest are left out and counted in activeOverflow.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
 	Active []corev1.ObjectReference `json:"active,omitempty"`
+
+	// activeOverflow counts the running Jobs that active leaves out because it is full (the
+	// oldest ones). Absent when active lists every running Job.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ActiveOverflow int32 `json:"activeOverflow,omitempty"`
 
 	// missedRuns counts the slots that were due but not run (the controller was down past
 	// the deadline, or the run was skipped).

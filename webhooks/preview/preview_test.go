@@ -26,7 +26,7 @@ var goldenCases = []struct {
 }
 
 // TestGolden compares the text, JSON and SVG previews with testdata/*.golden. Regenerate them
-// with `go test ./reconcilers/preview -update` and review the diff (open the SVGs in a
+// with `go test ./webhooks/preview -update` and review the diff (open the SVGs in a
 // browser).
 func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {

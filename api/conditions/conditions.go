@@ -1,4 +1,6 @@
-// Package conditions sets status conditions the same way in every reconciler.
+// Package conditions sets status conditions the same way in every reconciler. It is a pure
+// function over the API types (apimachinery only), so it lives in api/ beside them, where
+// every reconciler can import it without importing another reconciler.
 package conditions
 
 import (

@@ -1,8 +1,8 @@
 // Package preview is `almanac preview`: the effective bounds of each ScheduledPodAutoscaler in
 // the given manifests (with the Schedules from the same manifests) over a time range, and the
 // runs of each ScheduledJob, computed offline by the same code as the reconcilers (the
-// time engine in api/timing and the desired-state function of the ScheduledPodAutoscaler
-// reconciler). It owns no objects and talks to no cluster.
+// time engine in api/timing and the autoscaler's desired state in api/scaling). It owns no
+// objects and talks to no cluster.
 package preview
 
 import (
@@ -19,8 +19,8 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
@@ -279,10 +279,10 @@ func namespaceOf(ns string) string {
 
 func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string) {
 	var warnings []string
-	named := scheduledpodautoscaler.Named(spa, all, func(name string, err error) {
+	named := scaling.Named(spa, all, func(name string, err error) {
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
 	})
-	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scheduledpodautoscaler.Baseline(spa), Suspended: spa.Spec.Suspend}
+	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
 	for _, n := range named {
 		s := Schedule{Name: n.Name, Spec: n.Window.Canonical(), Min: n.Min, Max: n.Max, Suspended: n.Suspended}
 		if !n.Suspended {
@@ -290,53 +290,29 @@ func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscali
 		}
 		a.Schedules = append(a.Schedules, s)
 	}
-	if a.Suspended {
-		named = nil // a suspended autoscaler is held at its baseline
+	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
+	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
+	a.Segments = scaling.Timeline(spa, all, rng.From, rng.To, nil)
+	if !a.Suspended {
+		for _, l := range scaling.Compute(spa, all, rng.From).LeftOut {
+			warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds while its windows overlap those of Schedule %q, created earlier, "+
+				"from %s (overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
+		}
 	}
-	a.Segments = timing.Timeline(a.Baseline, named, rng.From, rng.To)
 	return a, warnings
 }
 
+// scheduledJob previews a ScheduledJob with the time engine's reading of it, which admission
+// and the reconciler share: a timestamp written in schedule is a one-shot, as admission
+// stores it.
 func scheduledJob(j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
-	zoneName := j.Spec.TimeZone
-	if zoneName == "" {
-		zoneName = timing.DefaultZone
+	sched, errs := j.Spec.Timing().Compile()
+	if len(errs) > 0 {
+		return Job{}, timing.Join("spec.", errs)
 	}
-	zone, err := timing.NormalizeZone(zoneName)
-	if err != nil {
-		return Job{}, fmt.Errorf("spec.timeZone: %w", err)
-	}
-	job := Job{Namespace: j.Namespace, Name: j.Name, Zone: zone, Suspended: j.Spec.Suspend}
-	at := j.Spec.At
-	if at == "" && j.Spec.Schedule != "" {
-		if _, err := timing.ParseCron(j.Spec.Schedule); err != nil {
-			// Admission moves a timestamp given as schedule to at; so does preview.
-			if _, errAt := timing.ParseAt(j.Spec.Schedule, zone.Location); errAt == nil {
-				at = j.Spec.Schedule
-			}
-		}
-	}
-	switch {
-	case at != "":
-		l, err := timing.ParseAt(at, zone.Location)
-		if err != nil {
-			return Job{}, fmt.Errorf("spec.at: %w", err)
-		}
-		job.What = "at " + l.String()
-		if t := l.In(zone.Location); !job.Suspended && !t.Before(rng.From) && t.Before(rng.To) {
-			job.Runs = []time.Time{t}
-		}
-	case j.Spec.Schedule != "":
-		c, err := timing.ParseCron(j.Spec.Schedule)
-		if err != nil {
-			return Job{}, fmt.Errorf("spec.schedule: %w", err)
-		}
-		job.What = fmt.Sprintf("cron %q", c.String())
-		if !job.Suspended {
-			job.Runs = c.Slots(zone.Location, rng.From, rng.To)
-		}
-	default:
-		return Job{}, fmt.Errorf("neither spec.at nor spec.schedule is set")
+	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend}
+	if !job.Suspended {
+		job.Runs = sched.Runs(rng.From, rng.To)
 	}
 	return job, nil
 }

@@ -1,18 +1,32 @@
-package metrics
+package scheduledpodautoscaler
+
+// The metrics of scheduled scaling. They are registered with controller-runtime's
+// metrics.Registry, so the manager's metrics server (HTTPS, behind Kubernetes authentication
+// and authorization) serves them next to controller-runtime's own. Label sets stay small:
+// per-object labels (namespace, name) are used only for gauges whose series are deleted with
+// the object.
+//
+// They live with this reconciler, which owns them. The Schedule reconciler also counts into
+// EvaluationErrors (kind "Schedule"), through the counter the manager hands it
+// (schedule.Reconciler.EvaluationErrors), so that neither reconciler imports the other.
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-const scalingSubsystem = "autoscaler"
+const (
+	metricsNamespace = "almanac"
+	scalingSubsystem = "autoscaler"
+)
 
 var (
 	// TransitionsApplied counts the changes of bounds written to HorizontalPodAutoscalers
 	// because a Schedule's window opened or closed.
 	TransitionsApplied = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: Namespace,
+		Namespace: metricsNamespace,
 		Subsystem: scalingSubsystem,
 		Name:      "transitions_applied_total",
 		Help:      "Changes of minReplicas/maxReplicas written to a HorizontalPodAutoscaler because a Schedule's window opened or closed.",
@@ -21,7 +35,7 @@ var (
 	// TransitionLag observes, for each applied transition, the time from the boundary
 	// instant to the moment the HorizontalPodAutoscaler patch returned.
 	TransitionLag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: Namespace,
+		Namespace: metricsNamespace,
 		Subsystem: scalingSubsystem,
 		Name:      "transition_lag_seconds",
 		Help:      "Time from a Schedule boundary instant to the HorizontalPodAutoscaler having the new bounds.",
@@ -31,7 +45,7 @@ var (
 	// ActiveSchedules is the number of Schedules whose windows are open now, per
 	// ScheduledPodAutoscaler. Its series are deleted with the autoscaler.
 	ActiveSchedules = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace,
+		Namespace: metricsNamespace,
 		Subsystem: scalingSubsystem,
 		Name:      "active_schedules",
 		Help:      "Schedules whose windows are open now, per ScheduledPodAutoscaler.",
@@ -40,7 +54,7 @@ var (
 	// EvaluationErrors counts Schedules that could not be evaluated (bad zone, time or
 	// cron expression) each time an autoscaler or Schedule was reconciled.
 	EvaluationErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace,
+		Namespace: metricsNamespace,
 		Subsystem: scalingSubsystem,
 		Name:      "schedule_evaluation_errors_total",
 		Help:      "Schedules that could not be evaluated, counted per reconcile, by the kind of object being reconciled.",
@@ -48,21 +62,29 @@ var (
 )
 
 func init() {
-	register(TransitionsApplied, TransitionLag, ActiveSchedules, EvaluationErrors)
+	// MustRegister panics on a duplicate name, a programming error caught by any test that
+	// imports the package.
+	metrics.Registry.MustRegister(TransitionsApplied, TransitionLag, ActiveSchedules, EvaluationErrors)
 }
 
-// ObserveTransition records one applied transition and its lag.
-func ObserveTransition(lag time.Duration) {
+// ScheduleEvaluationErrors is the counter of EvaluationErrors that the Schedule reconciler
+// counts into (kind "Schedule").
+func ScheduleEvaluationErrors() prometheus.Counter {
+	return EvaluationErrors.WithLabelValues("Schedule")
+}
+
+// observeTransition records one applied transition and its lag.
+func observeTransition(lag time.Duration) {
 	TransitionsApplied.Inc()
 	TransitionLag.Observe(lag.Seconds())
 }
 
-// SetActiveSchedules sets the number of open windows of one autoscaler.
-func SetActiveSchedules(namespace, name string, n int) {
+// setActiveSchedules sets the number of open windows of one autoscaler.
+func setActiveSchedules(namespace, name string, n int) {
 	ActiveSchedules.WithLabelValues(namespace, name).Set(float64(n))
 }
 
-// ForgetAutoscaler deletes the series of an autoscaler that no longer exists.
-func ForgetAutoscaler(namespace, name string) {
+// forgetAutoscaler deletes the series of an autoscaler that no longer exists.
+func forgetAutoscaler(namespace, name string) {
 	ActiveSchedules.DeleteLabelValues(namespace, name)
 }

@@ -1,7 +1,8 @@
-package scheduledpodautoscaler
+package scaling
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 const ns = "default"
@@ -100,6 +101,26 @@ func TestWeekDaily(t *testing.T) {
 			fmt.Sprintf("2027-03-%02dT08:00:00Z 2-10 []", day))
 	}
 	diff(t, want, simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T00:00:00Z"))
+}
+
+// TestWeekDailyOnWeekdays: daysOfWeek reaches the desired state through
+// ScheduleSpec.Timing(), the one place a Schedule becomes a timing.Spec (issue 12 added the
+// field to two such conversions). 2027-03-01 is a Monday; 22:00-02:00 in Tokyo crosses
+// midnight and belongs to the day it opens, so Friday's window ends on Saturday and none opens
+// on Saturday or Sunday.
+func TestWeekDailyOnWeekdays(t *testing.T) {
+	spec := daily("22:00", "02:00", "Asia/Tokyo")
+	spec.DaysOfWeek = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}
+	s := schedule("nightly", 5, 20, spec)
+	var want []string
+	for day := 1; day <= 5; day++ { // 22:00 JST is 13:00Z the same day; 02:00 JST is 17:00Z
+		want = append(want,
+			fmt.Sprintf("2027-03-%02dT13:00:00Z 5-20 [nightly]", day),
+			fmt.Sprintf("2027-03-%02dT17:00:00Z 2-10 []", day))
+	}
+	want = append(want, "2027-03-08T13:00:00Z 5-20 [nightly]")
+	diff(t, append([]string{"2027-03-01T00:00:00Z 2-10 []"}, want...),
+		simulate(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s}, "2027-03-01T00:00:00Z", "2027-03-08T14:00:00Z"))
 }
 
 func TestWeekWeeklyAcrossEuropeanDST(t *testing.T) {
@@ -310,10 +331,6 @@ func TestBrokenScheduleBesideGoodOnes(t *testing.T) {
 			t.Errorf("message for %s = %q, want it to start with %q", inv.Name, inv.Message, field)
 		}
 	}
-	c := schedulesValidCondition(d)
-	if c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `Schedule "bad-zone" is skipped`) || !strings.Contains(c.Message, `Schedule "bad-cron" is skipped`) {
-		t.Errorf("SchedulesValid condition = %+v", c)
-	}
 }
 
 func TestSchedulesOfOtherAutoscalersAreIgnored(t *testing.T) {
@@ -355,11 +372,11 @@ func TestBoundarySince(t *testing.T) {
 	}
 }
 
-func TestCompileScheduleNamesFieldPaths(t *testing.T) {
+func TestCompileNamesFieldPaths(t *testing.T) {
 	s := schedule("s", 1, 0, daily("25:00", "09:00", "utc"))
-	_, err := CompileSchedule(&s)
+	_, err := Compile(&s)
 	if err == nil || !strings.HasPrefix(err.Error(), "spec.startTime: ") {
-		t.Errorf("CompileSchedule error = %v, want one naming spec.startTime", err)
+		t.Errorf("Compile error = %v, want one naming spec.startTime", err)
 	}
 }
 
@@ -422,23 +439,92 @@ func TestTheProcessTimeZoneIsIgnored(t *testing.T) {
 	diff(t, want, run())
 }
 
-func TestRequeueAt(t *testing.T) {
-	now := instant(t, "2027-03-01T09:59:59Z")
-	tests := []struct {
-		name string
-		next time.Time
-		want ctrl.Result
-	}{
-		{"no boundary ahead: never", time.Time{}, ctrl.Result{}},
-		{"a boundary ahead: exactly then", now.Add(1500 * time.Millisecond), ctrl.Result{RequeueAfter: 1500 * time.Millisecond}},
-		// The reconcile computed the boundary before it wrote, and its writes took longer
-		// than the time that was left: controller-runtime would drop a RequeueAfter ≤ 0.
-		{"the boundary passed while writing: at once", now.Add(-200 * time.Millisecond), ctrl.Result{RequeueAfter: time.Nanosecond}},
-		{"the boundary is now: at once", now, ctrl.Result{RequeueAfter: time.Nanosecond}},
+// TestForbidLeavesOutTheLaterOfOverlappingSchedules is the reconciler's safety net behind
+// admission: under overlapPolicy Forbid, Schedules that overlap anyway (admission reads a
+// cache, and two created at the same moment can both pass) are resolved by creation time,
+// then name; the later one is left out of the bounds. Issue 11, finding 3: the autoscaler
+// silently got Max semantics.
+func TestForbidLeavesOutTheLaterOfOverlappingSchedules(t *testing.T) {
+	created := func(s autoscalingv1alpha1.Schedule, at string) autoscalingv1alpha1.Schedule {
+		s.CreationTimestamp = metav1.NewTime(instant(t, at))
+		return s
 	}
-	for _, tt := range tests {
-		if got := RequeueAt(tt.next, now); got != tt.want {
-			t.Errorf("%s: RequeueAt = %+v, want %+v", tt.name, got, tt.want)
-		}
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	schedules := []autoscalingv1alpha1.Schedule{
+		created(schedule("b-late", 20, 30, daily("10:00", "12:00", "UTC")), "2027-01-01T00:00:01Z"),
+		created(schedule("a-early", 5, 8, daily("09:00", "11:00", "UTC")), "2027-01-01T00:00:00Z"),
+		created(schedule("c-same-time", 6, 9, daily("10:30", "11:30", "UTC")), "2027-01-01T00:00:01Z"),
+		created(schedule("d-apart", 3, 4, daily("13:00", "14:00", "UTC")), "2027-01-01T00:00:02Z"),
+	}
+	now := instant(t, "2027-03-01T10:30:00Z")
+	d := Compute(spa, schedules, now)
+	if diff := cmp.Diff([]string{"a-early"}, d.Active); diff != "" {
+		t.Errorf("active (-want +got):\n%s", diff)
+	}
+	if d.Bounds != (timing.Bounds{Min: 5, Max: 8}) {
+		t.Errorf("bounds %v, want a-early's 5-8 only", d.Bounds)
+	}
+	var got []string
+	for _, l := range d.LeftOut {
+		got = append(got, l.Name+" overlaps "+l.Kept+" at "+l.Overlap.Start.Format(time.RFC3339))
+	}
+	want := []string{
+		"b-late overlaps a-early at 2027-03-01T10:00:00Z",      // the overlap already under way counts
+		"c-same-time overlaps a-early at 2027-03-01T10:30:00Z", // a tie on creation time goes by name: b-late, then c-same-time
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("left out (-want +got):\n%s", diff)
+	}
+	// The boundaries of left-out Schedules still wake the reconciler.
+	if want := instant(t, "2027-03-01T11:00:00Z"); !d.Next.Equal(want) {
+		t.Errorf("next %s, want %s", d.Next, want)
+	}
+
+	// Under Max the same Schedules combine.
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
+	if d := Compute(spa, schedules, now); len(d.LeftOut) != 0 || d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+		t.Errorf("Max: left out %v, bounds %v; want none and 20-30", d.LeftOut, d.Bounds)
+	}
+
+	// A suspended Schedule is never active, so it keeps nothing out.
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	suspended := slices.Clone(schedules)
+	suspended[1].Spec.Suspend = true
+	if d := Compute(spa, suspended, now); len(d.LeftOut) != 1 || d.LeftOut[0].Name != "c-same-time" || d.LeftOut[0].Kept != "b-late" {
+		t.Errorf("with a-early suspended: left out %+v, want c-same-time (kept: b-late)", d.LeftOut)
+	}
+}
+
+// TestForbidTimelineResolvesAtEachBoundary: preview's timeline resolves Forbid again at every
+// boundary, as the reconciler does when it wakes there: a OneShot that overlaps a Daily
+// Schedule created earlier is left out until the overlap is over.
+func TestForbidTimelineResolvesAtEachBoundary(t *testing.T) {
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	daily := schedule("daily", 5, 0, daily("09:00", "11:00", "UTC"))
+	daily.CreationTimestamp = metav1.NewTime(instant(t, "2027-01-01T00:00:00Z"))
+	launch := schedule("launch", 20, 30, autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeOneShot, StartTime: "2027-03-01T10:00", EndTime: "2027-03-01T12:00", TimeZone: "UTC"})
+	launch.CreationTimestamp = metav1.NewTime(instant(t, "2027-02-01T00:00:00Z"))
+	schedules := []autoscalingv1alpha1.Schedule{daily, launch}
+	var got []string
+	for _, seg := range Timeline(spa, schedules, instant(t, "2027-03-01T08:00:00Z"), instant(t, "2027-03-01T13:00:00Z"), nil) {
+		got = append(got, fmt.Sprintf("%s %d-%d %v", seg.Start.Format("15:04"), seg.Bounds.Min, seg.Bounds.Max, seg.Active))
+	}
+	want := []string{
+		"08:00 2-10 []",
+		"09:00 5-10 [daily]",
+		"11:00 20-30 [launch]", // the overlap (10:00-11:00) is over: launch is no longer left out
+		"12:00 2-10 []",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timeline (-want +got):\n%s", diff)
+	}
+	// The reconciler agrees at each instant.
+	if d := Compute(spa, schedules, instant(t, "2027-03-01T10:30:00Z")); d.Bounds != (timing.Bounds{Min: 5, Max: 10}) {
+		t.Errorf("at 10:30: bounds %v, want daily's 5-10", d.Bounds)
+	}
+	if d := Compute(spa, schedules, instant(t, "2027-03-01T11:30:00Z")); d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+		t.Errorf("at 11:30: bounds %v, want launch's 20-30", d.Bounds)
 	}
 }

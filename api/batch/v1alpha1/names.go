@@ -1,4 +1,4 @@
-package jobs
+package v1alpha1
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,8 @@ import (
 )
 
 // Labels and annotations that almanac puts on the Jobs it creates. Labels select; annotations
-// carry values that are not valid label values (times) or that only humans read.
+// carry values that are not valid label values (times) or that only humans read. They are
+// part of the API: the reconcilers write them, and users, the webhooks and tools read them.
 const (
 	// LabelScheduledJob names the ScheduledJob that created the Job.
 	LabelScheduledJob = "batch.almanac.dev/scheduled-job"
@@ -35,6 +36,13 @@ const (
 	// AnnotationTriggerTime is when the upstream Job reached that condition, in UTC,
 	// RFC 3339.
 	AnnotationTriggerTime = "batch.almanac.dev/trigger-time"
+
+	// FinalizerOutcome is on the Job of a one-shot ScheduledJob until the ScheduledJob's
+	// status records how the Job ended: a Job deleted as soon as it finished
+	// (ttlSecondsAfterFinished: 0), or while the manager was down, stays until almanac has
+	// read its outcome. almanac removes it as soon as the phase is recorded, and when the
+	// ScheduledJob is deleted.
+	FinalizerOutcome = "batch.almanac.dev/outcome"
 )
 
 // MaxJobNameLength is the longest Job name that works: the Job controller copies the name

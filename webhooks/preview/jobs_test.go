@@ -2,12 +2,19 @@ package preview
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/webhooks"
+	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 // jobsInput has ScheduledJobs around the daylight-saving changes of 2027 in two zones.
@@ -135,4 +142,81 @@ func TestPreviewJobRunsFallBack(t *testing.T) {
 	if diff := cmp.Diff(want, got["ops/berlin-gap"]); diff != "" {
 		t.Errorf("berlin-gap (-want +got):\n%s", diff)
 	}
+}
+
+// TestLegacyTimestampsRunWhereAdmissionStoresThem: a timestamp written in a ScheduledJob's
+// schedule (the "AT" controller's form) runs in the preview exactly where admission stores it
+// in at, to the second; one that admission cannot move (a fraction of a second: at is whole
+// seconds) is refused by the validating webhook and skipped by the preview, for the same
+// reason. Issue 11, finding 6: preview skipped "2027-06-01T10:00:30Z" ("has 1 fields") while
+// admission moved it to at.
+func TestLegacyTimestampsRunWhereAdmissionStoresThem(t *testing.T) {
+	const fraction = `has a fraction of a second: times are whole seconds`
+	for _, tt := range []struct {
+		written, at, refused string
+	}{
+		{written: "2027-06-01T10:00:30Z", at: "2027-06-01T19:00:30"},
+		{written: "2027-06-01T10:00:00Z", at: "2027-06-01T19:00"},
+		{written: "2027-06-01T10:00", at: "2027-06-01T10:00"},
+		{written: "2027-06-01T19:00:30+09:00", at: "2027-06-01T19:00:30"},
+		{written: "2027-06-01T19:00:30.5+09:00", refused: fraction},
+		{written: "2027-06-01T10:00:59.999", refused: fraction},
+	} {
+		t.Run(tt.written, func(t *testing.T) {
+			input := `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: legacy}
+spec:
+  schedule: "` + tt.written + `"
+  timeZone: Asia/Tokyo
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+`
+			sj := &batchv1alpha1.ScheduledJob{Spec: batchv1alpha1.ScheduledJobSpec{Schedule: tt.written, TimeZone: "Asia/Tokyo"}}
+			sj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+			webhooks.DefaultScheduledJob(sj)
+			if sj.Spec.At != tt.at {
+				t.Fatalf("admission stored at %q, want %q", sj.Spec.At, tt.at)
+			}
+			docs, err := manifest.Read([]string{"-"}, false, strings.NewReader(input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			report, warnings, err := Build(docs, Range{From: time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if tt.refused != "" {
+				errs, _, err := webhooks.ValidateScheduledJob(context.Background(), sj, nil, webhooks.Env{Now: time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC)})
+				if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.refused) {
+					t.Errorf("admission: %v %v, want it refused: %s", errs, err, tt.refused)
+				}
+				if len(report.Jobs) != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], tt.refused) {
+					t.Errorf("preview: jobs %+v, warnings %q; want it skipped: %s", report.Jobs, warnings, tt.refused)
+				}
+				return
+			}
+			stored, err := timing.ParseAt(sj.Spec.At, mustZone(t, "Asia/Tokyo"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := stored.In(mustZone(t, "Asia/Tokyo")).Format(time.RFC3339)
+			if len(warnings) > 0 {
+				t.Fatalf("Build: %v", warnings)
+			}
+			if len(report.Jobs) != 1 || len(report.Jobs[0].Runs) != 1 || report.Jobs[0].Runs[0].Format(time.RFC3339) != want {
+				t.Errorf("preview runs %+v, want one run at %s (admission stores at %q)", report.Jobs, want, sj.Spec.At)
+			}
+		})
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	z, err := timing.NormalizeZone(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z.Location
 }

@@ -1,0 +1,177 @@
+package timing
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// FieldAt is the field name of a JobSpec's at, as FieldError.Field reports it (schedule and
+// timeZone are FieldSchedule and FieldTimeZone).
+const FieldAt = "at"
+
+// JobSpec is when a ScheduledJob runs, as the user wrote it: once at a wall time (At) or on
+// a cron schedule (Schedule), in TimeZone. Exactly one of At and Schedule is set. A
+// timestamp written in Schedule (the form of the "AT" controller that ScheduledJob replaces)
+// means a one-shot at that time: admission moves it to at, and every other consumer reads
+// it the same way.
+type JobSpec struct {
+	At, Schedule string
+	// TimeZone is the zone of At and Schedule; "" means DefaultZone (the field was omitted).
+	TimeZone string
+}
+
+// JobSchedule is a compiled JobSpec: a one-shot instant or a cron schedule, in a zone.
+type JobSchedule struct {
+	// Zone is the normalized time zone.
+	Zone Zone
+	// At is the one-shot's wall time, and Due the instant it names by the DST rule; both are
+	// zero for a cron schedule.
+	At  LocalDateTime
+	Due time.Time
+	// Cron is the cron schedule; zero (it never fires) for a one-shot.
+	Cron Cron
+	// FromSchedule is true when the one-shot's time was written in Schedule.
+	FromSchedule bool
+}
+
+// OneShot reports whether the schedule runs once, at Due.
+func (s *JobSchedule) OneShot() bool { return !s.Due.IsZero() }
+
+// String describes the schedule: `at 2027-11-05T12:00` or `cron "30 1 * * *"`.
+func (s *JobSchedule) String() string {
+	if s.OneShot() {
+		return "at " + s.At.String()
+	}
+	return fmt.Sprintf("cron %q", s.Cron.String())
+}
+
+// Runs returns the nominal instants of the runs in the half-open range [from, to), in order,
+// in UTC.
+func (s *JobSchedule) Runs(from, to time.Time) []time.Time {
+	if s.OneShot() {
+		if !s.Due.Before(from) && s.Due.Before(to) {
+			return []time.Time{s.Due}
+		}
+		return nil
+	}
+	return s.Cron.Slots(s.Zone.Location, from, to)
+}
+
+// Compile validates the spec and returns the schedule, or every problem found (a bad zone
+// does not stop at and schedule from being checked, in UTC). Errors name the fields at,
+// schedule and timeZone.
+func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
+	var errs []FieldError
+	fail := func(field, value string, err error) {
+		errs = append(errs, FieldError{Field: field, Value: value, Detail: err.Error()})
+	}
+	zoneInput := s.TimeZone
+	if zoneInput == "" {
+		zoneInput = DefaultZone
+	}
+	zone, err := NormalizeZone(zoneInput)
+	if err != nil {
+		fail(FieldTimeZone, s.TimeZone, err)
+		zone = Zone{Name: DefaultZone, Location: time.UTC}
+	}
+	out := &JobSchedule{Zone: zone}
+
+	switch {
+	case s.At != "" && s.Schedule != "":
+		fail(FieldSchedule, s.Schedule, errors.New("at and schedule are both set: set exactly one, at to run the Job once or schedule to run it on a cron schedule"))
+	case s.At != "":
+		at, err := ParseAt(s.At, zone.Location)
+		if err != nil {
+			fail(FieldAt, s.At, err)
+			break
+		}
+		out.At, out.Due = at, at.In(zone.Location)
+	case LooksLikeDateTime(s.Schedule):
+		at, err := ParseAt(s.Schedule, zone.Location)
+		if err != nil {
+			fail(FieldSchedule, s.Schedule, fmt.Errorf("%w; %s", err, legacyHint))
+			break
+		}
+		out.At, out.Due, out.FromSchedule = at, at.In(zone.Location), true
+	case s.Schedule != "":
+		c, err := ParseCron(s.Schedule)
+		if err != nil {
+			fail(FieldSchedule, s.Schedule, err)
+			break
+		}
+		out.Cron = c
+	default:
+		fail(FieldSchedule, s.Schedule, errors.New(`neither at nor schedule is set, so the Job would never run: set schedule to a cron schedule, e.g. "30 2 * * *", or at to a wall time in the time zone to run it once, e.g. "2027-09-01T10:00"`))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// legacyHint says where a one-shot's time belongs.
+const legacyHint = "schedule takes a cron schedule; to run the Job once, write the time in at (yyyy-MM-ddTHH:mm, a wall time in timeZone)"
+
+// LegacyHint is what admission says about a timestamp that stays in schedule: it belongs in
+// at.
+func LegacyHint() string { return legacyHint }
+
+// LooksLikeDateTime reports whether s starts like a date (yyyy-MM-dd), which no cron schedule
+// does: a ScheduledJob's schedule that does is a one-shot's time.
+func LooksLikeDateTime(s string) bool {
+	t := strings.TrimSpace(s)
+	if len(t) < 10 {
+		return false
+	}
+	for i, c := range []byte(t[:10]) {
+		switch i {
+		case 4, 7:
+			if c != '-' {
+				return false
+			}
+		default:
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// The starting deadline: a run due at an instant may still start while it is at most
+// startingDeadlineSeconds late, lateness counted in whole seconds, so that a run that starts
+// a few milliseconds after its instant is on time even with a deadline of 0. Admission
+// rejects a one-shot whose deadline has passed exactly when the reconciler would no longer
+// start it: both ask WithinDeadline.
+
+// Lateness is how late a run due at due would start at now, in whole seconds (truncated); 0
+// when now is not after due.
+func Lateness(due, now time.Time) time.Duration {
+	if !now.After(due) {
+		return 0
+	}
+	return now.Sub(due).Truncate(time.Second)
+}
+
+// WithinDeadline reports whether a run due at due may still start at now, given
+// startingDeadlineSeconds.
+func WithinDeadline(due, now time.Time, deadlineSeconds int64) bool {
+	return Lateness(due, now) <= time.Duration(deadlineSeconds)*time.Second
+}
+
+// LastStart is the last second in which a run due at due may start: due +
+// startingDeadlineSeconds; the run may start until that second has ended.
+func LastStart(due time.Time, deadlineSeconds int64) time.Time {
+	return due.Add(time.Duration(deadlineSeconds) * time.Second)
+}
+
+// HourAfter returns the wall time in loc of the start of the local hour one hour after now:
+// a time to suggest for a one-shot whose time has passed ("2027-01-15T13:00" at 12:30). It
+// is taken on the local clock, so that it is on the hour in zones with half- or quarter-hour
+// offsets too.
+func HourAfter(now time.Time, loc *time.Location) LocalDateTime {
+	t := now.In(orUTC(loc)).Add(time.Hour)
+	return LocalDateTime{Year: t.Year(), Month: t.Month(), Day: t.Day(), Hour: t.Hour()}
+}

@@ -1,0 +1,173 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+)
+
+// FieldManager is the field manager under which almanac writes: the status of its objects, and
+// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies.
+const FieldManager = "almanac"
+
+// Base is what every almanac reconciler holds: a client for the cache and for writes, a reader
+// around the cache, the clock, the event recorder and the controller's options.
+type Base struct {
+	// Client reads from the manager's cache (with the indexes of api/index) and writes.
+	Client client.Client
+	// APIReader reads around the cache. Every reconciler reads the object it reconciles with
+	// it: its status is the record of what happened (the runs of a ScheduledJob, the
+	// watermark of an EventJob, the bounds an autoscaler last applied), and a cached copy that
+	// has not caught up with this reconciler's last write would be taken for the truth.
+	APIReader client.Reader
+	// Clock is the only source of "now"; tests inject a fake one.
+	Clock clock.PassiveClock
+	// Recorder records events on the reconciled objects.
+	Recorder events.EventRecorder
+	// Options tune the controller (tests use a queue on a fake clock and skip the check for
+	// unique controller names).
+	Options controller.Options
+}
+
+// NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
+// recorderName, and tells time with clk.
+func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base {
+	return Base{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Clock:     clk,
+		Recorder:  mgr.GetEventRecorder(recorderName),
+	}
+}
+
+// WriteStatus is how every almanac reconciler writes status: changed is obj (as read through
+// APIReader at the start of this reconcile) with the new status. When the two differ, it
+// patches the status subresource with a merge patch computed from obj, under a
+// resourceVersion precondition: if anyone wrote the object since it was read, the write fails
+// with a conflict and the reconcile is retried from a fresh read. So a status that was
+// written was computed from the stored one, and what changed between obj and changed (the
+// events to emit, the transition to record) is what this reconcile changed; no reconciler
+// remembers its own writes. It reports whether it wrote. kind names the object in errors.
+func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
+	if equality.Semantic.DeepEqual(obj, changed) {
+		return false, nil
+	}
+	if err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
+		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
+	}
+	return true, nil
+}
+
+// RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.
+// An instant that passed while this reconcile was writing (its API calls can take longer
+// than the time left) asks for an immediate reconcile: controller-runtime drops a
+// RequeueAfter that is not positive, and the instant would be lost until something else
+// happened to change.
+func RequeueAt(next, now time.Time) ctrl.Result {
+	if next.IsZero() {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Nanosecond)}
+}
+
+// ListJobs returns the Jobs in namespace whose controller has the ControllerKey key, from the
+// cache (batchv1alpha1.JobControllerField).
+func (b *Base) ListJobs(ctx context.Context, namespace, key string) ([]*batchv1.Job, error) {
+	list := &batchv1.JobList{}
+	if err := b.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.JobControllerField: key}); err != nil {
+		return nil, fmt.Errorf("failed to list the Jobs of %s in %s: %w", key, namespace, err)
+	}
+	out := make([]*batchv1.Job, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// OwnedJobs returns the Jobs that owner (of kind gvk's) controls. The cache may not have
+// caught up with a Job created a moment ago, so the Jobs named in expected (those that status
+// lists as active, a one-shot's Job) are read through APIReader when the cache does not have
+// them.
+func (b *Base) OwnedJobs(ctx context.Context, owner client.Object, kind string, expected []string) ([]*batchv1.Job, error) {
+	all, err := b.ListJobs(ctx, owner.GetNamespace(), batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, kind, owner.GetName()))
+	if err != nil {
+		return nil, err
+	}
+	var owned []*batchv1.Job
+	seen := map[string]bool{}
+	for _, j := range all {
+		if IsControlledBy(j, owner) {
+			owned = append(owned, j)
+			seen[j.Name] = true
+		}
+	}
+	for _, name := range expected {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		j := &batchv1.Job{}
+		err := b.APIReader.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, j)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("failed to get Job %s/%s: %w", owner.GetNamespace(), name, err)
+		case IsControlledBy(j, owner):
+			owned = append(owned, j)
+		}
+	}
+	return owned, nil
+}
+
+// Creation is the outcome of CreateJob.
+type Creation struct {
+	// Job is the run's Job: created now, or created by an earlier attempt. Nil when the Job
+	// could not be created.
+	Job *batchv1.Job
+	// Created is true when this call created Job.
+	Created bool
+	// Conflict is true when a Job of that name exists and is not controlled by the owner:
+	// almanac leaves it alone and the run does not start.
+	Conflict bool
+	// Rejected is the API server's answer when it refused the Job built from the owner's
+	// jobTemplate (Invalid or BadRequest): the run does not start.
+	Rejected error
+}
+
+// CreateJob creates a run's Job. Deterministic names are the lock against duplicate runs:
+// AlreadyExists on a Job that owner controls is success (an earlier attempt created it). User
+// errors (a Job of that name that is not ours, a template the API server rejects) are
+// returned in the Creation, for the owner's Ready condition; API errors are returned for a
+// retry, which finds the Job through its name if it was created after all.
+func (b *Base) CreateJob(ctx context.Context, owner client.Object, job *batchv1.Job) (Creation, error) {
+	err := b.Client.Create(ctx, job)
+	switch {
+	case err == nil:
+		return Creation{Job: job, Created: true}, nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &batchv1.Job{}
+		if err := b.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
+			return Creation{}, fmt.Errorf("failed to get Job %s/%s: %w", job.Namespace, job.Name, err)
+		}
+		if IsControlledBy(existing, owner) {
+			return Creation{Job: existing}, nil
+		}
+		return Creation{Conflict: true}, nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		return Creation{Rejected: err}, nil
+	default:
+		return Creation{}, fmt.Errorf("failed to create Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+}
