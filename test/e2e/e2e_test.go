@@ -507,18 +507,7 @@ spec:
   minReplicas: 3
   maxReplicas: 4
 `)
-	hpaKey := client.ObjectKey{Namespace: ns, Name: "web"}
-	bounds := func() (int32, int32, error) {
-		h := &autoscalingv2.HorizontalPodAutoscaler{}
-		if err := kube.Get(ctx, hpaKey, h); err != nil {
-			return 0, 0, err
-		}
-		minR := int32(1)
-		if h.Spec.MinReplicas != nil {
-			minR = *h.Spec.MinReplicas
-		}
-		return minR, h.Spec.MaxReplicas, nil
-	}
+	bounds := hpaBounds(ns, "web")
 	eventually(t, time.Minute, "the HPA created with the baseline", func() error {
 		minR, maxR, err := bounds()
 		if err == nil && (minR != 1 || maxR != 2) {
@@ -567,6 +556,22 @@ spec:
 		}
 		return nil
 	})
+}
+
+// hpaBounds reads an HPA's minReplicas (1 when unset, as the HPA controller reads it) and
+// maxReplicas.
+func hpaBounds(ns, name string) func() (int32, int32, error) {
+	return func() (int32, int32, error) {
+		h := &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, h); err != nil {
+			return 0, 0, err
+		}
+		minR := int32(1)
+		if h.Spec.MinReplicas != nil {
+			minR = *h.Spec.MinReplicas
+		}
+		return minR, h.Spec.MaxReplicas, nil
+	}
 }
 
 // boundsLog records each distinct (min, max) of an HPA and when a reader first saw it.
@@ -851,7 +856,6 @@ spec:
 // takeover.
 func testFailover(t *testing.T) {
 	ns := namespace(t, "e2e-failover")
-	ctx := context.Background()
 	boundary := nextBoundary(45 * time.Second)
 	mustApply(t, ns, `
 apiVersion: autoscaling.almanac.dev/v1alpha1
@@ -881,14 +885,7 @@ metadata: {name: slot}
 spec:
   at: "`+wall(boundary)+`"
   timeZone: UTC`+jobTemplate("echo slot"))
-	hpaKey := client.ObjectKey{Namespace: ns, Name: "app"}
-	bounds := func() (int32, int32, error) {
-		h := &autoscalingv2.HorizontalPodAutoscaler{}
-		if err := kube.Get(ctx, hpaKey, h); err != nil {
-			return 0, 0, err
-		}
-		return *h.Spec.MinReplicas, h.Spec.MaxReplicas, nil
-	}
+	bounds := hpaBounds(ns, "app")
 	eventually(t, time.Minute, "the HPA at the baseline", func() error {
 		minR, _, err := bounds()
 		if err == nil && minR != 1 {
