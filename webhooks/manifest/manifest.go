@@ -133,6 +133,10 @@ func decode(file string, r io.Reader) ([]Document, error) {
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
+			if item.GetKind() == "" {
+				// The same rule as for a document: kubectl rejects an item without a kind.
+				return nil, fmt.Errorf("%s: document %d: items[%d]: Object 'Kind' is missing; hint: every item of a List names its kind", file, index, i)
+			}
 			itemJSON, err := item.MarshalJSON()
 			if err != nil {
 				return nil, fmt.Errorf("%s: document %d: item %d: %w", file, index, i, err)

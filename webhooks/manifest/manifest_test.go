@@ -68,6 +68,13 @@ func TestRead(t *testing.T) {
 			t.Error("want an error for a duplicate key")
 		}
 	})
+	t.Run("a List item without a kind is an error, as a document without one is", func(t *testing.T) {
+		write("nokind/list.json", `{"kind": "List", "items": [{"kind": "B"}, {"metadata": {"name": "b2"}}]}`)
+		_, err := Read([]string{filepath.Join(dir, "nokind")}, false, nil)
+		if err == nil || !strings.Contains(err.Error(), "list.json: document 0: items[1]: Object 'Kind' is missing") {
+			t.Errorf("err = %v, want it to name list.json: document 0: items[1]", err)
+		}
+	})
 	t.Run("missing file", func(t *testing.T) {
 		if _, err := Read([]string{filepath.Join(dir, "nope.yaml")}, false, nil); err == nil {
 			t.Error("want an error")
