@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 
@@ -95,7 +96,9 @@ type managerOptions struct {
 	// may not create Jobs, and a ScheduledPodAutoscaler whose writer may not create and patch
 	// HorizontalPodAutoscalers, in its namespace (docs/security.md).
 	permissionCheck bool
-	certs           certs.Options
+	// pprofAddr serves Go's pprof profiles (benchmarks, debugging); empty serves nothing.
+	pprofAddr string
+	certs     certs.Options
 }
 
 func newManagerCommand() *cobra.Command {
@@ -123,6 +126,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
 	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
+	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -142,6 +146,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		FilterProvider: metricsfilters.WithAuthenticationAndAuthorization,
 		TLSOpts:        tlsOpts,
 	}
+	if err := loopbackOnly(opts.pprofAddr); err != nil {
+		return err
+	}
 	opts.certs.CertDir = opts.webhookCertDir
 	webhookCerts, err := certs.New(opts.certs)
 	if err != nil {
@@ -151,6 +158,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "almanac.almanac.dev",
 		LeaderElectionNamespace: opts.leaderElectNS,
@@ -201,6 +209,23 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	log.Info("Starting the manager")
 	return mgr.Start(cmd.Context())
+}
+
+// loopbackOnly refuses a --pprof-bind-address that other hosts could reach: pprof has no
+// authentication (profiles show the manager's memory, and a profile request costs CPU), so it
+// is served on the loopback interface only, for a port-forward or a process on the same node.
+func loopbackOnly(addr string) error {
+	if addr == "" || addr == "0" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--pprof-bind-address=%q: %w; expected a loopback host and a port, for example 127.0.0.1:6060", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--pprof-bind-address=%q: pprof answers without authentication, so it is served on a loopback address only; use 127.0.0.1:PORT or [::1]:PORT", addr)
+	}
+	return nil
 }
 
 // registerIndexes registers, once, every cache field index that the webhooks and reconcilers
