@@ -29,6 +29,12 @@ import (
 
 var gvk = batchv1alpha1.GroupVersion.WithKind("EventJob")
 
+// DefaultWorkers is how many EventJobs are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --eventjob-workers): upstream
+// Jobs often finish together (the Jobs of one slot), and each follower's Job is created side
+// by side with the others.
+const DefaultWorkers = 32
+
 // Reconciler reconciles EventJobs.
 type Reconciler struct {
 	jobs.Base

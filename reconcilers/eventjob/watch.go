@@ -32,7 +32,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// are on.
 		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(r.Options).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Complete(r)
 }
 

@@ -52,6 +52,16 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base
 	}
 }
 
+// ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
+// to workers when the manager did not set it.
+func (b *Base) ControllerOptions(workers int) controller.Options {
+	opts := b.Options
+	if opts.MaxConcurrentReconciles <= 0 {
+		opts.MaxConcurrentReconciles = workers
+	}
+	return opts
+}
+
 // WriteStatus is how every almanac reconciler writes status: changed is obj (as read through
 // APIReader at the start of this reconcile) with the new status. When the two differ, it
 // patches the status subresource with a merge patch computed from obj, under a

@@ -38,10 +38,13 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// Reconciler keeps a Schedule's status true at its window boundaries. Options.
-// MaxConcurrentReconciles bounds the number of Schedules reconciled at once (zero means 16, as
-// for the ScheduledPodAutoscaler reconciler): many Schedules often share a boundary (09:00),
-// and each then needs one status write.
+// DefaultWorkers is how many Schedules are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --schedule-workers): many
+// Schedules often share a boundary (09:00), and each then needs one status write, which
+// follows the HPA writes of that boundary.
+const DefaultWorkers = 16
+
+// Reconciler keeps a Schedule's status true at its window boundaries.
 type Reconciler struct {
 	jobs.Base
 	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
@@ -227,10 +230,6 @@ func invalidCondition(err error) metav1.Condition {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.Options
-	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 16
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Under overlapPolicy Forbid, whether a Schedule is left out depends on its siblings
@@ -239,7 +238,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
 			builder.WithPredicates(policyChanged())).
-		WithOptions(opts).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Named("schedule").
 		Complete(r)
 }

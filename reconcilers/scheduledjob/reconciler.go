@@ -28,6 +28,11 @@ import (
 
 var gvk = batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
 
+// DefaultWorkers is how many ScheduledJobs are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --scheduledjob-workers): Jobs
+// that share a slot (09:00, midnight) are created side by side, not one after another.
+const DefaultWorkers = 32
+
 // Reconciler reconciles ScheduledJobs.
 type Reconciler struct {
 	jobs.Base
@@ -46,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
-		WithOptions(r.Options).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Complete(r)
 }
 

@@ -55,11 +55,15 @@ const (
 	EventForbiddenOverlap = autoscalingv1alpha1.ConditionForbiddenOverlap
 )
 
+// DefaultWorkers is how many autoscalers are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's
+// --scheduledpodautoscaler-workers): many autoscalers often share a boundary (09:00), and each
+// needs its HPA written at that instant; a worker waits on the API server most of the time.
+const DefaultWorkers = 32
+
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
 // Schedules call for now. Its Client reads from the manager's cache, with the index
-// autoscalingv1alpha1.ScheduleTargetField (api/index); Options.MaxConcurrentReconciles bounds
-// the number of autoscalers reconciled at once (zero means 16): many autoscalers often share a
-// boundary (09:00), and each needs a few API calls.
+// autoscalingv1alpha1.ScheduleTargetField (api/index).
 type Reconciler struct {
 	jobs.Base
 }
@@ -237,17 +241,13 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 // SetupWithManager registers the controller with mgr, whose cache must have the index
 // autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.Options
-	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 16
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sameName),
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(opts).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Named("scheduledpodautoscaler").
 		Complete(r)
 }

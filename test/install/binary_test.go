@@ -364,6 +364,24 @@ func TestPprofOnlyOnLoopback(t *testing.T) {
 	}
 }
 
+// TestManagerRefusesBadTuning: a controller without workers, or a negative rate limit, is a
+// usage error (exit 2) that names the flag, not a manager that silently never reconciles.
+func TestManagerRefusesBadTuning(t *testing.T) {
+	for _, tc := range []struct{ flag, want string }{
+		{"--scheduledpodautoscaler-workers=0", "--scheduledpodautoscaler-workers=0"},
+		{"--schedule-workers=0", "--schedule-workers=0"},
+		{"--scheduledjob-workers=-1", "--scheduledjob-workers=-1"},
+		{"--eventjob-workers=0", "--eventjob-workers=0"},
+		{"--kube-api-qps=-5", "--kube-api-qps=-5"},
+		{"--kube-api-burst=-1", "--kube-api-burst=-1"},
+	} {
+		out, code := runAlmanac(t, "manager", tc.flag)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("almanac manager %s: exit %d, want 2 and a message naming %s\n%s", tc.flag, code, tc.want, out)
+		}
+	}
+}
+
 // runReadOnly runs bin with args in a private mount namespace whose root is read-only, with
 // HOME and TMPDIR on that root (as in a container with readOnlyRootFilesystem).
 func runReadOnly(t *testing.T, bin string, args ...string) (string, int) {
