@@ -30,6 +30,7 @@ import (
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
@@ -219,22 +220,29 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
+	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
+	// the statuses, Schedule phases and events after them.
+	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	sj := scheduledjob.New(mgr, clk)
+	sj.Lanes = lanes
 	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
 	if err := sj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
 	ej := eventjob.New(mgr, clk)
+	ej.Lanes = lanes
 	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
 	if err := ej.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
 	}
 	spa := scheduledpodautoscaler.New(mgr, clk)
+	spa.Lanes = lanes
 	spa.Options.MaxConcurrentReconciles = opts.workers.scheduledPodAutoscaler
 	if err := spa.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
 	}
 	scheduleReconciler := schedule.New(mgr, clk)
+	scheduleReconciler.Lanes = lanes
 	scheduleReconciler.Options.MaxConcurrentReconciles = opts.workers.schedule
 	scheduleReconciler.EvaluationErrors = scheduledpodautoscaler.ScheduleEvaluationErrors()
 	if err := scheduleReconciler.SetupWithManager(mgr); err != nil {

@@ -22,7 +22,7 @@ import (
 // follow a Job) from api/index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("eventjob").
+		Named(controllerName).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.EventJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).

@@ -27,10 +27,12 @@ const FieldManager = "almanac"
 type Base struct {
 	// Client reads from the manager's cache (with the indexes of api/index) and writes.
 	Client client.Client
-	// APIReader reads around the cache. Every reconciler reads the object it reconciles with
-	// it: its status is the record of what happened (the runs of a ScheduledJob, the
-	// watermark of an EventJob, the bounds an autoscaler last applied), and a cached copy that
-	// has not caught up with this reconciler's last write would be taken for the truth.
+	// APIReader reads around the cache. The Job owners (ScheduledJob, EventJob) read the
+	// object they reconcile with it: its status is the record of which slots and upstream Jobs
+	// have run, and a cached copy that has not caught up with the last write could start a run
+	// whose Job has since been pruned, before the conditional status write could notice. The
+	// scaling reconcilers read from the cache: their only other write (the HPA's bounds) is a
+	// pure function of the spec, so the conditional status write is guard enough.
 	APIReader client.Reader
 	// Clock is the only source of "now"; tests inject a fake one.
 	Clock clock.PassiveClock
@@ -39,6 +41,9 @@ type Base struct {
 	// Options tune the controller (tests use a queue on a fake clock and skip the check for
 	// unique controller names).
 	Options controller.Options
+	// Lanes puts the writes that an instant is for (HPA bounds, Jobs) ahead of the reports
+	// (statuses, events); the manager shares one among its reconcilers. Nil orders nothing.
+	Lanes *Lanes
 }
 
 // NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
@@ -62,8 +67,8 @@ func (b *Base) ControllerOptions(workers int) controller.Options {
 	return opts
 }
 
-// WriteStatus is how every almanac reconciler writes status: changed is obj (as read through
-// APIReader at the start of this reconcile) with the new status. When the two differ, it
+// WriteStatus is how every almanac reconciler writes status: changed is obj (as read at the
+// start of this reconcile) with the new status. When the two differ, it
 // patches the status subresource with a merge patch computed from obj, under a
 // resourceVersion precondition: if anyone wrote the object since it was read, the write fails
 // with a conflict and the reconcile is retried from a fresh read. So a status that was
@@ -78,6 +83,21 @@ func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client
 		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
 	}
 	return true, nil
+}
+
+// ConflictRetry is how soon a reconcile runs again when its status write found the object
+// changed since it was read: most often the cached copy had not caught up with the previous
+// write yet, which takes milliseconds.
+const ConflictRetry = 20 * time.Millisecond
+
+// Retry returns what a reconcile whose status write failed with err returns: a conflict is
+// retried after ConflictRetry, quietly (nothing went wrong: the copy read was behind); other
+// errors go to the controller, which logs them and retries with backoff.
+func Retry(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.

@@ -32,6 +32,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
@@ -269,10 +270,11 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		SkipNameValidation: ptr.To(true),
 		NewQueue:           clk.newQueue,
 	}
+	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay) // as the manager binary shares one
 	sj := scheduledjob.New(mgr, clk)
-	sj.Options = opts
+	sj.Options, sj.Lanes = opts, lanes
 	ej := eventjob.New(mgr, clk)
-	ej.Options = opts
+	ej.Options, ej.Lanes = opts, lanes
 	if f != nil {
 		sj.Client = flakyClient{sj.Client, f}
 		ej.Client = flakyClient{ej.Client, f}
