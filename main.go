@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -193,6 +194,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme.Scheme,
+		Cache:                   cacheOptions(),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.probeAddr,
 		PprofBindAddress:        opts.pprofAddr,
@@ -279,6 +281,16 @@ func loopbackOnly(addr string) error {
 		return fmt.Errorf("--pprof-bind-address=%q: pprof answers without authentication, so it is served on a loopback address only; use 127.0.0.1:PORT or [::1]:PORT", addr)
 	}
 	return nil
+}
+
+// cacheOptions are the manager's cache options: the transforms of api/index, which keep only
+// what the webhooks and reconcilers read.
+func cacheOptions() cache.Options {
+	opts := cache.Options{DefaultTransform: index.TrimObject, ByObject: map[client.Object]cache.ByObject{}}
+	for _, t := range index.Transforms() {
+		opts.ByObject[t.Object] = cache.ByObject{Transform: t.Func}
+	}
+	return opts
 }
 
 // registerIndexes registers, once, every cache field index that the webhooks and reconcilers

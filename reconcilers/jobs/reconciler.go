@@ -16,11 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 )
 
 // FieldManager is the field manager under which almanac writes: the status of its objects, and
-// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies.
-const FieldManager = "almanac"
+// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies. The
+// manager's cache keeps its managedFields entries (api/index).
+const FieldManager = index.FieldManager
 
 // Base is what every almanac reconciler holds: a client for the cache and for writes, a reader
 // around the cache, the clock, the event recorder and the controller's options.

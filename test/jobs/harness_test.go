@@ -250,6 +250,13 @@ func (c createHook) Create(ctx context.Context, obj client.Object, opts ...clien
 	return err
 }
 
+// cacheOptions is what the manager binary's cache keeps (and no more), for ns only.
+func cacheOptions(ns string) cache.Options {
+	opts := testenv.CacheOptions()
+	opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	return opts
+}
+
 // startManagerWith is startManager that also calls onCreate (when not nil) for each object the
 // reconcilers create.
 func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object)) *manager {
@@ -258,7 +265,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:                  cacheOptions(ns),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -119,6 +119,8 @@ func newManager(t testing.TB, namespaces ...string) manager.Manager {
 		HealthProbeBindAddress: "0",
 		// Several managers run in one test binary; their controllers share names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// What the manager binary's cache keeps (and no more).
+		Cache: testenv.CacheOptions(),
 	}
 	if len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
