@@ -26,9 +26,10 @@ const DefaultMaxReportDelay = 30 * time.Second
 // reports go out with the urgent writes, every HPA is late by them. So the reconcilers tell
 // Lanes when an object's urgent write is due (Expect, with the instant they requeue for) and
 // when it is under way (Urgent); a report (a status write and its events) that finds urgent
-// writes due or under way is deferred (Defer), and its reconciler is woken through its Wake
-// source once none is left, or at the latest maxDelay after the instant of the oldest one
-// still due.
+// writes of an instant due or under way is deferred (Defer), and its reconciler is woken
+// through its Wake source once none is left, or at the latest maxDelay after the instant of
+// the oldest one still due. Writes that no instant called for (a manager starting, a spec
+// that changed) hold nothing back: there is no instant to be late for.
 //
 // Only the order lives in memory, and nothing depends on it: a deferred reconcile has written
 // nothing (it writes when it is woken, from what it reads then), and a manager that starts
@@ -37,9 +38,10 @@ type Lanes struct {
 	clock    clock.PassiveClock
 	maxDelay time.Duration
 
-	mu       sync.Mutex
-	due      map[laneKey]time.Time // the instant of each object's next urgent write
-	byTime   dueHeap               // the same, by instant (entries may be stale: check due)
+	mu     sync.Mutex
+	due    map[laneKey]time.Time // the instant of each object's next urgent write
+	byTime dueHeap               // the same, by instant (entries may be stale: check due)
+	// inFlight counts the urgent writes under way that were due (their instant had passed).
 	inFlight int
 	deferred map[string]map[types.NamespacedName]bool // by controller
 	wake     map[string]chan event.GenericEvent       // by controller
@@ -107,13 +109,20 @@ func (l *Lanes) Forget(controller string, key types.NamespacedName) {
 }
 
 // Urgent marks the urgent work of an object as under way (what was expected of it is met);
-// the returned function marks it done, and wakes the deferred reports if it was the last.
+// the returned function marks it done, and wakes the deferred reports if it was the last
+// that was due.
 func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()) {
 	if l == nil {
 		return func() {}
 	}
 	l.mu.Lock()
-	delete(l.due, laneKey{controller, key})
+	k := laneKey{controller, key}
+	at, expected := l.due[k]
+	delete(l.due, k)
+	if !expected || at.After(l.clock.Now()) {
+		l.mu.Unlock()
+		return func() {} // no instant called for it
+	}
 	l.inFlight++
 	l.mu.Unlock()
 	var once sync.Once

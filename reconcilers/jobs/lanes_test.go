@@ -87,6 +87,17 @@ func TestLanes(t *testing.T) {
 		t.Error("a forgotten urgent write holds the reports")
 	}
 
+	// Writes that no instant called for hold nothing back: a manager starting (nothing was
+	// expected of f), or a reconcile that runs before the instant expected of g.
+	cold := l.Urgent("scheduledpodautoscaler", key("f"))
+	l.Expect("scheduledpodautoscaler", key("g"), clk.Now().Add(time.Minute))
+	early := l.Urgent("scheduledpodautoscaler", key("g"))
+	if l.Defer("schedule", key("s7")) {
+		t.Error("a report was deferred behind writes that no instant called for")
+	}
+	cold()
+	early()
+
 	var none *Lanes
 	none.Expect("scheduledpodautoscaler", key("a"), clk.Now())
 	none.Urgent("scheduledpodautoscaler", key("a"))()

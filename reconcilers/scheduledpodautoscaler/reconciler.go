@@ -312,9 +312,15 @@ func scheduleTarget(_ context.Context, obj client.Object) []reconcile.Request {
 // hpaChanged lets through HorizontalPodAutoscaler changes that can concern almanac: creation,
 // deletion, and updates of the spec (including another manager taking over minReplicas) or of
 // the owners. The HPA controller's status writes (every 15 s per HPA) and label or annotation
-// edits are ignored.
+// edits are ignored, and so are almanac's own writes: the reconcile that wrote the HPA has
+// already done what there is to do (another reconcile would only find a cached autoscaler
+// behind its status write).
 type hpaChanged struct {
 	predicate.Funcs
+}
+
+func (hpaChanged) Create(e event.CreateEvent) bool {
+	return !writtenByAlmanac(nil, e.Object)
 }
 
 func (hpaChanged) Update(e event.UpdateEvent) bool {
@@ -323,7 +329,45 @@ func (hpaChanged) Update(e event.UpdateEvent) bool {
 	if !okOld || !okNew {
 		return true
 	}
+	if writtenByAlmanac(o, n) {
+		return false
+	}
 	return o.Generation != n.Generation ||
 		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
 		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+// writtenByAlmanac reports whether the write that turned old into obj (old nil: created it)
+// was almanac's own server-side apply. A manager's managedFields entry changes its time only
+// when that manager writes; another manager taking fields over changes almanac's entry's
+// fields. So: almanac's entry is new, or its time changed while its fields did not. When in
+// doubt (an apply that also changed which fields almanac owns), it reports false, and a
+// reconcile that changes nothing follows.
+func writtenByAlmanac(old, obj client.Object) bool {
+	now := almanacEntry(obj)
+	if now == nil {
+		return false
+	}
+	var before *metav1.ManagedFieldsEntry
+	if old != nil {
+		before = almanacEntry(old)
+	}
+	switch {
+	case before == nil:
+		return true
+	case now.Time == nil || before.Time == nil || now.Time.Equal(before.Time):
+		return false
+	default:
+		return now.FieldsV1 != nil && before.FieldsV1 != nil && now.FieldsV1.Equal(*before.FieldsV1)
+	}
+}
+
+// almanacEntry returns almanac's apply entry of obj's managedFields (for the spec), or nil.
+func almanacEntry(obj client.Object) *metav1.ManagedFieldsEntry {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return &e
+		}
+	}
+	return nil
 }
