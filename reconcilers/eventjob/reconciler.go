@@ -89,7 +89,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := decide(ej, upstream, downstream, cycle, now)
-	// The Jobs are urgent writes: the reports of the scaling reconcilers wait for them.
+	// The Jobs are urgent writes, due now (the instant that calls for them is the upstream
+	// Jobs' outcome): the reports of the scaling reconcilers wait for them.
+	if len(p.triggers) > 0 {
+		r.Lanes.Expect(controllerName, req.NamespacedName, now)
+	}
 	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
 	urgentDone()

@@ -61,6 +61,13 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base
 
 // ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
 // to workers when the manager did not set it.
+//
+// The work queue is controller-runtime's default, kept on purpose: its priority queue (the
+// objects of an informer's initial list go after other events) and its rate limiter (per object 5 ms doubling to
+// 1,000 s, overall 10 per second in bursts of 100). The rate limiter paces only the retries
+// of reconciles that failed; nothing on the path of an instant goes through it: a watch event
+// is queued at once, and so is a RequeueAfter (the next boundary or slot, and a conflict's
+// ConflictRetry).
 func (b *Base) ControllerOptions(workers int) controller.Options {
 	opts := b.Options
 	if opts.MaxConcurrentReconciles <= 0 {
