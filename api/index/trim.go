@@ -8,7 +8,7 @@ import (
 )
 
 // FieldManager is the field manager of almanac's writes (the HPAs' server-side apply, the
-// status patches). The cache keeps its managedFields entries and no other manager's.
+// status patches). The cache keeps its managedFields entries of HPAs, and no other.
 const FieldManager = "almanac"
 
 // What the manager's cache keeps. The manager watches every Job, HPA and almanac object in the
@@ -16,15 +16,16 @@ const FieldManager = "almanac"
 // only what almanac's reconcilers and webhooks read. A field dropped here reads as empty from
 // the cache; code that needs it must read the object through the API server (APIReader).
 //
-//   - Every object: no managedFields but almanac's own entries (the autoscaler reconciler
-//     reads its entry of an HPA to see which fields it owns and whether a change was its own
-//     write), and no kubectl.kubernetes.io/last-applied-configuration annotation (a copy of
-//     the object).
+//   - Every object: no managedFields (nothing reads them: status writes are patches computed
+//     between two copies of the same cached object), and no
+//     kubectl.kubernetes.io/last-applied-configuration annotation (a copy of the object).
 //   - Jobs: no spec. almanac reads a Job's metadata (name, UID, owners, labels, annotations,
 //     finalizers, creation and deletion timestamps) and its status conditions; the Pod
 //     template is most of a Job.
 //   - HorizontalPodAutoscalers: no status (the HPA controller's metrics, rewritten every
-//     15 s); almanac reads the spec and the owners.
+//     15 s), and no managedFields but almanac's own entries: the autoscaler reconciler reads
+//     its entry to see which fields it owns and whether a change was its own write. almanac
+//     reads the spec and the owners.
 //
 // api/ imports no controller-runtime or client-go, so these are data, as the indexes are: the
 // manager (main.go; test/testenv for the tests' managers) turns them into its cache options.
@@ -46,23 +47,21 @@ func Transforms() []Transform {
 	}
 }
 
-// TrimObject drops what no part of almanac reads from any object: managedFields other than
-// almanac's, and the last-applied-configuration annotation. Other values (a
-// DeletedFinalStateUnknown) pass unchanged; trimming twice changes nothing.
+// TrimObject drops what no part of almanac reads from any object: managedFields and the
+// last-applied-configuration annotation. Other values (a DeletedFinalStateUnknown) pass
+// unchanged; trimming twice changes nothing.
 func TrimObject(in any) (any, error) {
 	obj, ok := in.(metav1.Object)
 	if !ok {
 		return in, nil
 	}
-	if mf := obj.GetManagedFields(); len(mf) > 0 {
-		var ours []metav1.ManagedFieldsEntry
-		for _, e := range mf {
-			if e.Manager == FieldManager {
-				ours = append(ours, e)
-			}
-		}
-		obj.SetManagedFields(ours)
-	}
+	obj.SetManagedFields(nil)
+	trimAnnotations(obj)
+	return in, nil
+}
+
+// trimAnnotations drops the last-applied-configuration annotation.
+func trimAnnotations(obj metav1.Object) {
 	if a := obj.GetAnnotations(); a != nil {
 		if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
 			trimmed := make(map[string]string, len(a)-1)
@@ -74,7 +73,6 @@ func TrimObject(in any) (any, error) {
 			obj.SetAnnotations(trimmed)
 		}
 	}
-	return in, nil
 }
 
 // TrimJob is TrimObject without the Job's spec.
@@ -85,10 +83,21 @@ func TrimJob(in any) (any, error) {
 	return TrimObject(in)
 }
 
-// TrimHPA is TrimObject without the HorizontalPodAutoscaler's status.
+// TrimHPA keeps of a HorizontalPodAutoscaler its metadata without the last-applied copy, its
+// spec, and almanac's managedFields entries.
 func TrimHPA(in any) (any, error) {
-	if h, ok := in.(*autoscalingv2.HorizontalPodAutoscaler); ok {
-		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
+	h, ok := in.(*autoscalingv2.HorizontalPodAutoscaler)
+	if !ok {
+		return TrimObject(in)
 	}
-	return TrimObject(in)
+	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
+	var ours []metav1.ManagedFieldsEntry
+	for _, e := range h.ManagedFields {
+		if e.Manager == FieldManager {
+			ours = append(ours, e)
+		}
+	}
+	h.ManagedFields = ours
+	trimAnnotations(h)
+	return h, nil
 }

@@ -35,10 +35,15 @@ func TestTransforms(t *testing.T) {
 			ManagedFields:   managed,
 		}
 	}
-	// What every trimmed object keeps of its metadata.
+	// What every trimmed object keeps of its metadata; an HPA keeps almanac's managedFields.
 	kept := func() metav1.ObjectMeta {
 		m := meta()
 		m.Annotations = map[string]string{"batch.almanac.dev/scheduled-time": "2030-01-07T09:00:00Z"}
+		m.ManagedFields = nil
+		return m
+	}
+	keptHPA := func() metav1.ObjectMeta {
+		m := kept()
 		m.ManagedFields = managed[1:2]
 		return m
 	}
@@ -55,13 +60,13 @@ func TestTransforms(t *testing.T) {
 			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}},
 		want: &batchv1.Job{ObjectMeta: kept(), Status: status},
 	}, {
-		name:      "an HPA keeps its spec and owners, not its status",
+		name:      "an HPA keeps its spec, owners and almanac's managedFields, not its status",
 		transform: TrimHPA,
 		in: &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta(), Spec: hpaSpec,
 			Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 4, DesiredReplicas: 5}},
-		want: &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: kept(), Spec: hpaSpec},
+		want: &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: keptHPA(), Spec: hpaSpec},
 	}, {
-		name:      "an almanac object keeps everything but other managers' fields and the last-applied copy",
+		name:      "an almanac object keeps everything but managedFields and the last-applied copy",
 		transform: TrimObject,
 		in: &autoscalingv1alpha1.Schedule{ObjectMeta: meta(), Spec: autoscalingv1alpha1.ScheduleSpec{Type: "Daily", StartTime: "09:00"},
 			Status: autoscalingv1alpha1.ScheduleStatus{Phase: "Active"}},
@@ -70,6 +75,11 @@ func TestTransforms(t *testing.T) {
 	}, {
 		name:      "metadata only",
 		transform: TrimObject,
+		in:        &metav1.PartialObjectMetadata{ObjectMeta: meta()},
+		want:      &metav1.PartialObjectMetadata{ObjectMeta: kept()},
+	}, {
+		name:      "an HPA transform given another object trims it as any other",
+		transform: TrimHPA,
 		in:        &metav1.PartialObjectMetadata{ObjectMeta: meta()},
 		want:      &metav1.PartialObjectMetadata{ObjectMeta: kept()},
 	}, {
