@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
@@ -183,13 +184,27 @@ func deleteAll(ctx context.Context, ns string) error {
 		&batchv1alpha1.ScheduledJob{}, &batchv1alpha1.EventJob{}, &batchv1.CronJob{},
 		&autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{},
 	} {
-		errs = append(errs, c.DeleteAllOf(ctx, obj, in))
+		errs = append(errs, deleteAllOf(ctx, c, obj, in))
 	}
 	errs = append(errs,
-		c.DeleteAllOf(ctx, &batchv1.Job{}, in, client.PropagationPolicy(metav1.DeletePropagationBackground)),
-		c.DeleteAllOf(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, in),
-		c.DeleteAllOf(ctx, &eventsv1.Event{}, in))
+		deleteAllOf(ctx, c, &batchv1.Job{}, in, client.PropagationPolicy(metav1.DeletePropagationBackground)),
+		deleteAllOf(ctx, c, &autoscalingv2.HorizontalPodAutoscaler{}, in),
+		deleteAllOf(ctx, c, &eventsv1.Event{}, in))
 	return errors.Join(errs...)
+}
+
+// deleteAllOf is DeleteAllOf, repeated while the API server answers that it ran out of time:
+// deleting tens of thousands of objects (the scale figure at 10,000) takes longer than one
+// request may, and what a request deleted stays deleted.
+func deleteAllOf(ctx context.Context, c client.Client, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	var err error
+	for range 30 {
+		err = c.DeleteAllOf(ctx, obj, opts...)
+		if err == nil || (!apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err)) {
+			return err
+		}
+	}
+	return err
 }
 
 // until is the time left before t, for messages.
