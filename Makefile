@@ -114,8 +114,16 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 	hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: envtest ## Run the benchmarks.
-	go test -run='^$$' -bench=. -benchmem ./...
+bench: envtest-kcm ## The side-by-side benchmarks (test/bench) at default sizes, in one run, as one table (docs/performance.md).
+	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./test/bench
+
+.PHONY: bench-components
+bench-components: envtest ## The in-process benchmarks of single components (reconciler lag on a fake clock, webhook handlers).
+	go test -count=1 -run '^$$' -bench . -benchmem -timeout 60m ./test/scaling ./test/jobs ./test/webhooks ./test/install
+
+.PHONY: envtest-kcm
+envtest-kcm: ## Also build kube-controller-manager (the CronJob controller that `make bench` compares with).
+	hack/envtest.sh --with-kcm >/dev/null
 
 ##@ Chart and demo
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -29,6 +31,7 @@ import (
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
@@ -95,7 +98,20 @@ type managerOptions struct {
 	// may not create Jobs, and a ScheduledPodAutoscaler whose writer may not create and patch
 	// HorizontalPodAutoscalers, in its namespace (docs/security.md).
 	permissionCheck bool
-	certs           certs.Options
+	// pprofAddr serves Go's pprof profiles (benchmarks, debugging); empty serves nothing.
+	pprofAddr string
+	// kubeAPIQPS and kubeAPIBurst rate-limit the manager's requests on the client side;
+	// kubeAPIQPS 0 leaves that to the API server (API Priority and Fairness).
+	kubeAPIQPS   float32
+	kubeAPIBurst int
+	// workers is the number of objects each controller reconciles at once.
+	workers workers
+	certs   certs.Options
+}
+
+// workers is the number of workers of each controller.
+type workers struct {
+	scheduledPodAutoscaler, schedule, scheduledJob, eventJob int
 }
 
 func newManagerCommand() *cobra.Command {
@@ -123,6 +139,13 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
 	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
+	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 0, "Requests per second the manager may send to the API server, averaged (0, the default: no client-side limit; the API server's priority and fairness queues what exceeds its capacity, and a boundary's writes all go out at its instant).")
+	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 0, "Requests the manager may send at once above --kube-api-qps (0: twice --kube-api-qps). Used only with --kube-api-qps.")
+	f.IntVar(&opts.workers.scheduledPodAutoscaler, "scheduledpodautoscaler-workers", scheduledpodautoscaler.DefaultWorkers, "ScheduledPodAutoscalers reconciled at once: the HPA writes of autoscalers that share a boundary go out this many at a time.")
+	f.IntVar(&opts.workers.schedule, "schedule-workers", schedule.DefaultWorkers, "Schedules reconciled at once (their status writes follow the HPA writes of a boundary).")
+	f.IntVar(&opts.workers.scheduledJob, "scheduledjob-workers", scheduledjob.DefaultWorkers, "ScheduledJobs reconciled at once: Jobs that share a slot are created this many at a time.")
+	f.IntVar(&opts.workers.eventJob, "eventjob-workers", eventjob.DefaultWorkers, "EventJobs reconciled at once: the Jobs of upstream Jobs that finish together are created this many at a time.")
+	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -142,15 +165,39 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		FilterProvider: metricsfilters.WithAuthenticationAndAuthorization,
 		TLSOpts:        tlsOpts,
 	}
+	if err := loopbackOnly(opts.pprofAddr); err != nil {
+		return err
+	}
+	for flag, n := range map[string]int{
+		"--scheduledpodautoscaler-workers": opts.workers.scheduledPodAutoscaler, "--schedule-workers": opts.workers.schedule,
+		"--scheduledjob-workers": opts.workers.scheduledJob, "--eventjob-workers": opts.workers.eventJob,
+	} {
+		if n < 1 {
+			return fmt.Errorf("%s=%d: a controller needs at least 1 worker", flag, n)
+		}
+	}
+	if opts.kubeAPIQPS < 0 || opts.kubeAPIBurst < 0 {
+		return fmt.Errorf("--kube-api-qps=%v --kube-api-burst=%d: use 0 for no client-side limit, or positive numbers", opts.kubeAPIQPS, opts.kubeAPIBurst)
+	}
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit (client-go would read 0 as 5 per second)
+	if opts.kubeAPIQPS > 0 {
+		cfg.QPS, cfg.Burst = opts.kubeAPIQPS, opts.kubeAPIBurst
+		if cfg.Burst == 0 {
+			cfg.Burst = max(1, int(2*opts.kubeAPIQPS))
+		}
+	}
 	opts.certs.CertDir = opts.webhookCertDir
 	webhookCerts, err := certs.New(opts.certs)
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), manager.Options{
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme.Scheme,
+		Cache:                   cacheOptions(),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "almanac.almanac.dev",
 		LeaderElectionNamespace: opts.leaderElectNS,
@@ -175,16 +222,30 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
-	if err := scheduledjob.New(mgr, clk).SetupWithManager(mgr); err != nil {
+	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
+	// the statuses, Schedule phases and events after them.
+	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
+	sj := scheduledjob.New(mgr, clk)
+	sj.Lanes = lanes
+	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
+	if err := sj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
-	if err := eventjob.New(mgr, clk).SetupWithManager(mgr); err != nil {
+	ej := eventjob.New(mgr, clk)
+	ej.Lanes = lanes
+	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
+	if err := ej.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
 	}
-	if err := scheduledpodautoscaler.New(mgr, clk).SetupWithManager(mgr); err != nil {
+	spa := scheduledpodautoscaler.New(mgr, clk)
+	spa.Lanes = lanes
+	spa.Options.MaxConcurrentReconciles = opts.workers.scheduledPodAutoscaler
+	if err := spa.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
 	}
 	scheduleReconciler := schedule.New(mgr, clk)
+	scheduleReconciler.Lanes = lanes
+	scheduleReconciler.Options.MaxConcurrentReconciles = opts.workers.schedule
 	scheduleReconciler.EvaluationErrors = scheduledpodautoscaler.ScheduleEvaluationErrors()
 	if err := scheduleReconciler.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
@@ -199,8 +260,37 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err := mgr.AddReadyzCheck("webhook-certificate", webhookCerts.ReadyzCheck); err != nil {
 		return err
 	}
-	log.Info("Starting the manager")
+	// The benchmarks (test/bench) read the client settings from this line, to give their raw
+	// client the same.
+	log.Info("Starting the manager", "kubeAPIQPS", cfg.QPS, "kubeAPIBurst", cfg.Burst)
 	return mgr.Start(cmd.Context())
+}
+
+// loopbackOnly refuses a --pprof-bind-address that other hosts could reach: pprof has no
+// authentication (profiles show the manager's memory, and a profile request costs CPU), so it
+// is served on the loopback interface only, for a port-forward or a process on the same node.
+func loopbackOnly(addr string) error {
+	if addr == "" || addr == "0" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--pprof-bind-address=%q: %w; expected a loopback host and a port, for example 127.0.0.1:6060", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--pprof-bind-address=%q: pprof answers without authentication, so it is served on a loopback address only; use 127.0.0.1:PORT or [::1]:PORT", addr)
+	}
+	return nil
+}
+
+// cacheOptions are the manager's cache options: the transforms of api/index, which keep only
+// what the webhooks and reconcilers read.
+func cacheOptions() cache.Options {
+	opts := cache.Options{DefaultTransform: index.TrimObject, ByObject: map[client.Object]cache.ByObject{}}
+	for _, t := range index.Transforms() {
+		opts.ByObject[t.Object] = cache.ByObject{Transform: t.Func}
+	}
+	return opts
 }
 
 // registerIndexes registers, once, every cache field index that the webhooks and reconcilers

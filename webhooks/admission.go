@@ -53,7 +53,9 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	for _, obj := range []client.Object{
 		&autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{},
 		&batchv1alpha1.ScheduledJob{}, &batchv1alpha1.EventJob{},
-		metadataOf(batchv1.SchemeGroupVersion.WithKind("Job")), metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
+		// The reconcilers watch every Job: share their informer (the manager's cache keeps
+		// no Pod templates) rather than open a second watch of every Job.
+		&batchv1.Job{}, metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
 	} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("failed to set up the webhooks' informer for %T: %w", obj, err)
@@ -163,7 +165,9 @@ func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, n
 		obj = &batchv1alpha1.ScheduledJob{}
 	case batchv1alpha1.GroupVersion.WithKind("EventJob"):
 		obj = &batchv1alpha1.EventJob{}
-	case batchv1.SchemeGroupVersion.WithKind("Job"), batchv1.SchemeGroupVersion.WithKind("CronJob"):
+	case batchv1.SchemeGroupVersion.WithKind("Job"):
+		obj = &batchv1.Job{} // the reconcilers' informer
+	case batchv1.SchemeGroupVersion.WithKind("CronJob"):
 		// Only the metadata: the cache keeps no Pod templates for this.
 		obj = metadataOf(gvk)
 	default:

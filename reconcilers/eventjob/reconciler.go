@@ -29,6 +29,15 @@ import (
 
 var gvk = batchv1alpha1.GroupVersion.WithKind("EventJob")
 
+// controllerName names the controller, its metrics and its lane.
+const controllerName = "eventjob"
+
+// DefaultWorkers is how many EventJobs are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --eventjob-workers): upstream
+// Jobs often finish together (the Jobs of one slot), and each follower's Job is created side
+// by side with the others.
+const DefaultWorkers = 32
+
 // Reconciler reconciles EventJobs.
 type Reconciler struct {
 	jobs.Base
@@ -80,7 +89,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := decide(ej, upstream, downstream, cycle, now)
+	// The Jobs are urgent writes, due now (the instant that calls for them is the upstream
+	// Jobs' outcome): the reports of the scaling reconcilers wait for them.
+	if len(p.triggers) > 0 {
+		r.Lanes.Expect(controllerName, req.NamespacedName, now)
+	}
+	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
+	urgentDone()
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -22,7 +22,7 @@ import (
 // follow a Job) from api/index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("eventjob").
+		Named(controllerName).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.EventJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
@@ -32,7 +32,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// are on.
 		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(r.Options).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Complete(r)
 }
 

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,7 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -175,5 +178,27 @@ func TestActiveStatusIsBounded(t *testing.T) {
 	}
 	if active, overflow := ActiveStatus(all[:10]); len(active) != 9 || overflow != 0 {
 		t.Errorf("under the bound: %d listed, overflow %d; want all 9 running and 0", len(active), overflow)
+	}
+}
+
+func TestRetry(t *testing.T) {
+	conflict := fmt.Errorf("failed to patch the status of Schedule ns/a: %w",
+		apierrors.NewConflict(schema.GroupResource{Group: "autoscaling.almanac.dev", Resource: "schedules"}, "a", errors.New("the object has been modified")))
+	other := errors.New("connection refused")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		want    ctrl.Result
+		wantErr error
+	}{
+		{"a conflict is retried soon, quietly", conflict, ctrl.Result{RequeueAfter: ConflictRetry}, nil},
+		{"other errors go to the controller's backoff", other, ctrl.Result{}, other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Retry(tc.err)
+			if diff := cmp.Diff(tc.want, got); diff != "" || !errors.Is(err, tc.wantErr) {
+				t.Errorf("Retry = %+v, %v; want %+v, %v (-want +got):\n%s", got, err, tc.want, tc.wantErr, diff)
+			}
+		})
 	}
 }

@@ -16,21 +16,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 )
 
 // FieldManager is the field manager under which almanac writes: the status of its objects, and
-// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies.
-const FieldManager = "almanac"
+// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies. The
+// manager's cache keeps its managedFields entries (api/index).
+const FieldManager = index.FieldManager
 
 // Base is what every almanac reconciler holds: a client for the cache and for writes, a reader
 // around the cache, the clock, the event recorder and the controller's options.
 type Base struct {
 	// Client reads from the manager's cache (with the indexes of api/index) and writes.
 	Client client.Client
-	// APIReader reads around the cache. Every reconciler reads the object it reconciles with
-	// it: its status is the record of what happened (the runs of a ScheduledJob, the
-	// watermark of an EventJob, the bounds an autoscaler last applied), and a cached copy that
-	// has not caught up with this reconciler's last write would be taken for the truth.
+	// APIReader reads around the cache. The Job owners (ScheduledJob, EventJob) read the
+	// object they reconcile with it: its status is the record of which slots and upstream Jobs
+	// have run, and a cached copy that has not caught up with the last write could start a run
+	// whose Job has since been pruned, before the conditional status write could notice. The
+	// scaling reconcilers read from the cache: their only other write (the HPA's bounds) is a
+	// pure function of the spec, so the conditional status write is guard enough.
 	APIReader client.Reader
 	// Clock is the only source of "now"; tests inject a fake one.
 	Clock clock.PassiveClock
@@ -39,6 +43,9 @@ type Base struct {
 	// Options tune the controller (tests use a queue on a fake clock and skip the check for
 	// unique controller names).
 	Options controller.Options
+	// Lanes puts the writes that an instant is for (HPA bounds, Jobs) ahead of the reports
+	// (statuses, events); the manager shares one among its reconcilers. Nil orders nothing.
+	Lanes *Lanes
 }
 
 // NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
@@ -52,8 +59,25 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base
 	}
 }
 
-// WriteStatus is how every almanac reconciler writes status: changed is obj (as read through
-// APIReader at the start of this reconcile) with the new status. When the two differ, it
+// ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
+// to workers when the manager did not set it.
+//
+// The work queue is controller-runtime's default, kept on purpose: its priority queue (the
+// objects of an informer's initial list go after other events) and its rate limiter (per object 5 ms doubling to
+// 1,000 s, overall 10 per second in bursts of 100). The rate limiter paces only the retries
+// of reconciles that failed; nothing on the path of an instant goes through it: a watch event
+// is queued at once, and so is a RequeueAfter (the next boundary or slot, and a conflict's
+// ConflictRetry).
+func (b *Base) ControllerOptions(workers int) controller.Options {
+	opts := b.Options
+	if opts.MaxConcurrentReconciles <= 0 {
+		opts.MaxConcurrentReconciles = workers
+	}
+	return opts
+}
+
+// WriteStatus is how every almanac reconciler writes status: changed is obj (as read at the
+// start of this reconcile) with the new status. When the two differ, it
 // patches the status subresource with a merge patch computed from obj, under a
 // resourceVersion precondition: if anyone wrote the object since it was read, the write fails
 // with a conflict and the reconcile is retried from a fresh read. So a status that was
@@ -68,6 +92,21 @@ func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client
 		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
 	}
 	return true, nil
+}
+
+// ConflictRetry is how soon a reconcile runs again when its status write found the object
+// changed since it was read: most often the cached copy had not caught up with the previous
+// write yet, which takes milliseconds.
+const ConflictRetry = 20 * time.Millisecond
+
+// Retry returns what a reconcile whose status write failed with err returns: a conflict is
+// retried after ConflictRetry, quietly (nothing went wrong: the copy read was behind); other
+// errors go to the controller, which logs them and retries with backoff.
+func Retry(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.

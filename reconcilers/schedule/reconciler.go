@@ -2,8 +2,9 @@
 //
 // It owns each Schedule's status — phase (Active, Inactive, Completed), nextStartTime,
 // nextEndTime and the Valid condition — and keeps it true at the Schedule's own window
-// boundaries by asking to be called again exactly then (RequeueAfter). It watches Schedules
-// only, and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
+// boundaries by asking to be called again exactly then (RequeueAfter); at a boundary the
+// phase is written once the HPA writes due then are done (jobs.Lanes). It watches Schedules
+// (and autoscalers' overlapPolicy), and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
 // ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
 // change of a Schedule enqueues its autoscaler there.
 package schedule
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,10 +40,16 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
-// Reconciler keeps a Schedule's status true at its window boundaries. Options.
-// MaxConcurrentReconciles bounds the number of Schedules reconciled at once (zero means 16, as
-// for the ScheduledPodAutoscaler reconciler): many Schedules often share a boundary (09:00),
-// and each then needs one status write.
+// DefaultWorkers is how many Schedules are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --schedule-workers): many
+// Schedules often share a boundary (09:00), and each then needs one status write, which
+// follows the HPA writes of that boundary.
+const DefaultWorkers = 16
+
+// controllerName names the controller, its metrics and its lane.
+const controllerName = "schedule"
+
+// Reconciler keeps a Schedule's status true at its window boundaries.
 type Reconciler struct {
 	jobs.Base
 	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
@@ -65,8 +73,10 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // boundary (under overlapPolicy Forbid, at the next boundary of any Schedule of its
 // autoscaler: whether it is left out can change there).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// From the cache: the status write is conditional on this copy's resourceVersion, so a
+	// copy that has not caught up with the last write fails it and is read again.
 	s := &autoscalingv1alpha1.Schedule{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, s); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !s.DeletionTimestamp.IsZero() {
@@ -79,8 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	next = LeftOut(&st, s, forbid, now, next)
-	if err := r.writeStatus(ctx, s, st); err != nil {
-		return ctrl.Result{}, err
+	if deferred, err := r.writeStatus(ctx, s, st); err != nil {
+		return jobs.Retry(err)
+	} else if deferred {
+		return ctrl.Result{}, nil // Lanes wakes this reconcile after the HPA writes
 	}
 	return jobs.RequeueAt(next, r.Clock.Now()), nil
 }
@@ -182,17 +194,25 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded, reports a newly
-// invalid Schedule.
-func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
+// invalid Schedule. A Schedule's phase follows the bounds it changes: while HPA writes (or
+// Jobs) are due or under way, it writes nothing and reports deferred (jobs.Lanes).
+func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) (deferred bool, err error) {
+	changed := !equality.Semantic.DeepEqual(s.Status, st)
+	if changed && r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(s)) {
+		return true, nil
+	}
 	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	invalid := valid != nil && valid.Status == metav1.ConditionFalse
 	if invalid && r.EvaluationErrors != nil {
 		r.EvaluationErrors.Inc()
 	}
-	changed := s.DeepCopy()
-	changed.Status = st
-	if written, err := r.WriteStatus(ctx, "Schedule", s, changed); err != nil || !written {
-		return err
+	if !changed {
+		return false, nil
+	}
+	updated := s.DeepCopy()
+	updated.Status = st
+	if written, err := r.WriteStatus(ctx, "Schedule", s, updated); err != nil || !written {
+		return false, err
 	}
 	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
 	if invalid && (old == nil || old.Message != valid.Message) {
@@ -203,7 +223,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, autoscalingv1alpha1.ConditionForbiddenOverlap, "Evaluate", "%s", c.Message)
 		}
 	}
-	return nil
+	return false, nil
 }
 
 func validCondition() metav1.Condition {
@@ -227,11 +247,7 @@ func invalidCondition(err error) metav1.Condition {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.Options
-	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 16
-	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.Schedule{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Under overlapPolicy Forbid, whether a Schedule is left out depends on its siblings
 		// and on the policy: a change of either looks at the Schedules again.
@@ -239,9 +255,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
 			builder.WithPredicates(policyChanged())).
-		WithOptions(opts).
-		Named("schedule").
-		Complete(r)
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
+		Named(controllerName)
+	return r.Lanes.Wake(b, controllerName).Complete(r)
 }
 
 // siblingsUnderForbid maps a Schedule to the other Schedules of its autoscaler, when that has

@@ -28,6 +28,14 @@ import (
 
 var gvk = batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
 
+// controllerName names the controller, its metrics and its lane.
+const controllerName = "scheduledjob"
+
+// DefaultWorkers is how many ScheduledJobs are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's --scheduledjob-workers): Jobs
+// that share a slot (09:00, midnight) are created side by side, not one after another.
+const DefaultWorkers = 32
+
 // Reconciler reconciles ScheduledJobs.
 type Reconciler struct {
 	jobs.Base
@@ -42,11 +50,11 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // batchv1alpha1.JobControllerField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("scheduledjob").
+		Named(controllerName).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
-		WithOptions(r.Options).
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
 		Complete(r)
 }
 
@@ -59,10 +67,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile starts the Job of a due slot, records missed slots, follows the Jobs into status,
 // prunes history, and asks to be woken at the next slot.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// A slot's Job is an urgent write: the reports of the scaling reconcilers wait for it.
+	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
+	defer urgentDone()
 	sj := &batchv1alpha1.ScheduledJob{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, sj); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Its Jobs go with it through their ownerReferences; none may wait for it.
+			r.Lanes.Forget(controllerName, req.NamespacedName)
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -77,6 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	p := decide(sj, owned, now)
 	out, err := r.execute(ctx, sj, &p, now)
+	urgentDone()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -99,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
 	// lands on the slot instead of late by this reconcile's duration.
+	r.Lanes.Expect(controllerName, req.NamespacedName, now.Add(p.requeueAfter))
 	return jobs.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
 }
 

@@ -5,8 +5,9 @@
 // field manager "almanac": scaleTargetRef, minReplicas, maxReplicas, and the metrics and
 // behavior that the baseline spec sets. It owns the ScheduledPodAutoscaler's status.
 //
-// It watches ScheduledPodAutoscalers, HorizontalPodAutoscalers (mapped by name, so that a
-// conflicting HPA going away is noticed too) and Schedules (mapped through
+// It watches ScheduledPodAutoscalers, HorizontalPodAutoscalers (mapped by name to an
+// autoscaler that exists, so that a conflicting HPA going away is noticed too, and other HPAs
+// cost nothing) and Schedules (mapped through
 // spec.scaleTargetRef.name, found with the autoscalingv1alpha1.ScheduleTargetField index). Schedules carry
 // no ownerReference: deleting an autoscaler leaves its Schedules alone.
 //
@@ -19,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -55,14 +57,29 @@ const (
 	EventForbiddenOverlap = autoscalingv1alpha1.ConditionForbiddenOverlap
 )
 
+// DefaultWorkers is how many autoscalers are reconciled at once unless
+// Options.MaxConcurrentReconciles says otherwise (the manager's
+// --scheduledpodautoscaler-workers): many autoscalers often share a boundary (09:00), and each
+// needs its HPA written at that instant; a worker waits on the API server most of the time.
+const DefaultWorkers = 32
+
 // Reconciler keeps a ScheduledPodAutoscaler's HorizontalPodAutoscaler at the bounds its
 // Schedules call for now. Its Client reads from the manager's cache, with the index
-// autoscalingv1alpha1.ScheduleTargetField (api/index); Options.MaxConcurrentReconciles bounds
-// the number of autoscalers reconciled at once (zero means 16): many autoscalers often share a
-// boundary (09:00), and each needs a few API calls.
+// autoscalingv1alpha1.ScheduleTargetField (api/index).
+//
+// At a boundary the HPA write goes first: the reconcile writes the HPA, and when Lanes says
+// that other urgent writes are due or under way, it leaves the status and the events to a
+// reconcile that Lanes wakes once they are done (see jobs.Lanes).
 type Reconciler struct {
 	jobs.Base
+	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA and left the status
+	// to a later one, so that the transition's lag is measured to the write. It is only a
+	// report: without it (after a restart) the lag is measured to the status write.
+	appliedAt sync.Map // types.NamespacedName → time.Time
 }
+
+// controllerName names the controller, its metrics and its lane.
+const controllerName = "scheduledpodautoscaler"
 
 // New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
 // clk.
@@ -84,10 +101,17 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // Reconcile brings one autoscaler's HorizontalPodAutoscaler and status up to date and asks to
 // be called again at the next window boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
+	defer urgentDone()
+	// From the cache: the status write below is conditional on this copy's resourceVersion,
+	// so a copy that has not caught up with the last write fails it and is read again, and the
+	// HPA's bounds depend only on the spec (whose change is what brought this reconcile).
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, spa); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
+			r.Lanes.Forget(controllerName, req.NamespacedName)
+			r.appliedAt.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -103,12 +127,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	d := scaling.Compute(spa, schedules.Items, now)
 
 	hs, err := r.applyHPA(ctx, spa, d)
-	if err := r.writeStatus(ctx, spa, d, hs, now); err != nil {
-		return ctrl.Result{}, err
+	urgentDone()
+	if !hs.appliedAt.IsZero() {
+		r.appliedAt.Store(req.NamespacedName, hs.appliedAt)
+	} else if at, ok := r.appliedAt.Load(req.NamespacedName); ok {
+		hs.appliedAt = at.(time.Time) // written by an earlier reconcile that left the status to this one
 	}
-	if err != nil {
+	deferred, werr := r.writeStatus(ctx, spa, d, hs, now)
+	switch {
+	case werr != nil:
+		return jobs.Retry(werr)
+	case err != nil:
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
+	case deferred:
+		return ctrl.Result{}, nil // Lanes wakes this reconcile for the status
 	}
+	r.appliedAt.Delete(req.NamespacedName)
+	r.Lanes.Expect(controllerName, req.NamespacedName, d.Next)
 	return jobs.RequeueAt(d.Next, r.Clock.Now()), nil
 }
 
@@ -166,10 +201,11 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
-// cannot repeat them), emits the events and observes the transition metrics. spa was read
-// through the APIReader at the start of this reconcile and the write is conditional on its
-// resourceVersion, so the events and the transition are what this reconcile changed.
-func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) error {
+// cannot repeat them), emits the events and observes the transition metrics. The write is
+// conditional on the resourceVersion of spa as this reconcile read it, so the events and the
+// transition are what this reconcile changed. It reports deferred, writing nothing, when
+// other urgent writes are due or under way (jobs.Lanes).
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (deferred bool, err error) {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
 		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
@@ -177,15 +213,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 	applied := r.transition(spa, d, hs, now)
 	changed := spa.DeepCopy()
 	changed.Status = nextStatus(spa, d, hs, applied, now)
+	if equality.Semantic.DeepEqual(spa.Status, changed.Status) {
+		return false, nil
+	}
+	if r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(spa)) {
+		return true, nil
+	}
 	if written, err := r.WriteStatus(ctx, "ScheduledPodAutoscaler", spa, changed); err != nil || !written {
-		return err
+		return false, err
 	}
 	old, st := spa.Status, changed.Status
 	if applied != nil {
 		observeTransition(applied.Lag.Duration)
 	}
 	r.emitEvents(spa, old, st, d, hs)
-	return nil
+	return false, nil
 }
 
 // emitEvents reports what changed from old to st: Schedules that became active or ended,
@@ -237,23 +279,24 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 // SetupWithManager registers the controller with mgr, whose cache must have the index
 // autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.Options
-	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 16
-	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(sameName),
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.sameName),
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(opts).
-		Named("scheduledpodautoscaler").
-		Complete(r)
+		WithOptions(r.ControllerOptions(DefaultWorkers)).
+		Named(controllerName)
+	return r.Lanes.Wake(b, controllerName).Complete(r)
 }
 
-// sameName maps a HorizontalPodAutoscaler to the autoscaler of the same name.
-func sameName(_ context.Context, obj client.Object) []reconcile.Request {
+// sameName maps a HorizontalPodAutoscaler to the autoscaler of the same name, when one exists
+// (in the cache): the HPAs of other controllers and of users, which almanac has nothing to do
+// with, cost no reconcile.
+func (r *Reconciler) sameName(ctx context.Context, obj client.Object) []reconcile.Request {
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), &autoscalingv1alpha1.ScheduledPodAutoscaler{}); err != nil {
+		return nil
+	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
 }
 
@@ -269,9 +312,15 @@ func scheduleTarget(_ context.Context, obj client.Object) []reconcile.Request {
 // hpaChanged lets through HorizontalPodAutoscaler changes that can concern almanac: creation,
 // deletion, and updates of the spec (including another manager taking over minReplicas) or of
 // the owners. The HPA controller's status writes (every 15 s per HPA) and label or annotation
-// edits are ignored.
+// edits are ignored, and so are almanac's own writes: the reconcile that wrote the HPA has
+// already done what there is to do (another reconcile would only find a cached autoscaler
+// behind its status write).
 type hpaChanged struct {
 	predicate.Funcs
+}
+
+func (hpaChanged) Create(e event.CreateEvent) bool {
+	return !writtenByAlmanac(nil, e.Object)
 }
 
 func (hpaChanged) Update(e event.UpdateEvent) bool {
@@ -280,7 +329,45 @@ func (hpaChanged) Update(e event.UpdateEvent) bool {
 	if !okOld || !okNew {
 		return true
 	}
+	if writtenByAlmanac(o, n) {
+		return false
+	}
 	return o.Generation != n.Generation ||
 		!equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
 		!equality.Semantic.DeepEqual(o.OwnerReferences, n.OwnerReferences)
+}
+
+// writtenByAlmanac reports whether the write that turned old into obj (old nil: created it)
+// was almanac's own server-side apply. A manager's managedFields entry changes its time only
+// when that manager writes; another manager taking fields over changes almanac's entry's
+// fields. So: almanac's entry is new, or its time changed while its fields did not. When in
+// doubt (an apply that also changed which fields almanac owns), it reports false, and a
+// reconcile that changes nothing follows.
+func writtenByAlmanac(old, obj client.Object) bool {
+	now := almanacEntry(obj)
+	if now == nil {
+		return false
+	}
+	var before *metav1.ManagedFieldsEntry
+	if old != nil {
+		before = almanacEntry(old)
+	}
+	switch {
+	case before == nil:
+		return true
+	case now.Time == nil || before.Time == nil || now.Time.Equal(before.Time):
+		return false
+	default:
+		return now.FieldsV1 != nil && before.FieldsV1 != nil && now.FieldsV1.Equal(*before.FieldsV1)
+	}
+}
+
+// almanacEntry returns almanac's apply entry of obj's managedFields (for the spec), or nil.
+func almanacEntry(obj client.Object) *metav1.ManagedFieldsEntry {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return &e
+		}
+	}
+	return nil
 }

@@ -352,6 +352,36 @@ func TestBinaryRunsOnAReadOnlyRoot(t *testing.T) {
 	}
 }
 
+// TestPprofOnlyOnLoopback: pprof answers without authentication, so `almanac manager`
+// refuses to serve it on any address other hosts could reach (usage error, exit 2) and
+// serves it on a loopback address only when asked (the benchmarks, test/bench).
+func TestPprofOnlyOnLoopback(t *testing.T) {
+	for _, addr := range []string{":6060", "0.0.0.0:6060", "10.0.0.1:6060", "example.com:6060", "[::]:6060", "6060"} {
+		out, code := runAlmanac(t, "manager", "--pprof-bind-address="+addr)
+		if code != 2 || !strings.Contains(out, "loopback") {
+			t.Errorf("almanac manager --pprof-bind-address=%s: exit %d, want 2 and a message about loopback addresses\n%s", addr, code, out)
+		}
+	}
+}
+
+// TestManagerRefusesBadTuning: a controller without workers, or a negative rate limit, is a
+// usage error (exit 2) that names the flag, not a manager that silently never reconciles.
+func TestManagerRefusesBadTuning(t *testing.T) {
+	for _, tc := range []struct{ flag, want string }{
+		{"--scheduledpodautoscaler-workers=0", "--scheduledpodautoscaler-workers=0"},
+		{"--schedule-workers=0", "--schedule-workers=0"},
+		{"--scheduledjob-workers=-1", "--scheduledjob-workers=-1"},
+		{"--eventjob-workers=0", "--eventjob-workers=0"},
+		{"--kube-api-qps=-5", "--kube-api-qps=-5"},
+		{"--kube-api-burst=-1", "--kube-api-burst=-1"},
+	} {
+		out, code := runAlmanac(t, "manager", tc.flag)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("almanac manager %s: exit %d, want 2 and a message naming %s\n%s", tc.flag, code, tc.want, out)
+		}
+	}
+}
+
 // runReadOnly runs bin with args in a private mount namespace whose root is read-only, with
 // HOME and TMPDIR on that root (as in a container with readOnlyRootFilesystem).
 func runReadOnly(t *testing.T, bin string, args ...string) (string, int) {

@@ -634,6 +634,11 @@ func checkDeployment(t *testing.T, objs []rendered, tc renderCase) {
 			t.Errorf("manager args %v lack %s", c.Args, want)
 		}
 	}
+	// pprof answers without authentication: the chart never turns it on (the manager also
+	// refuses any address but a loopback one).
+	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--pprof-bind-address") }) {
+		t.Errorf("manager args %v serve pprof", c.Args)
+	}
 	if !slices.Contains(c.Args, "--metrics-bind-address=:8443") {
 		t.Errorf("manager args %v do not serve the metrics on :8443 (behind authentication and authorization)", c.Args)
 	}

@@ -32,6 +32,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
+	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
@@ -249,6 +250,13 @@ func (c createHook) Create(ctx context.Context, obj client.Object, opts ...clien
 	return err
 }
 
+// cacheOptions is what the manager binary's cache keeps (and no more), for ns only.
+func cacheOptions(ns string) cache.Options {
+	opts := testenv.CacheOptions()
+	opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	return opts
+}
+
 // startManagerWith is startManager that also calls onCreate (when not nil) for each object the
 // reconcilers create.
 func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object)) *manager {
@@ -257,7 +265,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		Scheme:                 scheme.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:                  cacheOptions(ns),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -269,10 +277,11 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		SkipNameValidation: ptr.To(true),
 		NewQueue:           clk.newQueue,
 	}
+	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay) // as the manager binary shares one
 	sj := scheduledjob.New(mgr, clk)
-	sj.Options = opts
+	sj.Options, sj.Lanes = opts, lanes
 	ej := eventjob.New(mgr, clk)
-	ej.Options = opts
+	ej.Options, ej.Lanes = opts, lanes
 	if f != nil {
 		sj.Client = flakyClient{sj.Client, f}
 		ej.Client = flakyClient{ej.Client, f}

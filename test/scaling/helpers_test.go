@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,12 +78,29 @@ func startManager(t testing.TB, clk clock.PassiveClock, namespaces ...string) (s
 // wrapped by wrap (nil: not wrapped), for benchmarks that time its calls.
 func startManagerWith(t testing.TB, clk clock.PassiveClock, wrap func(client.Client) client.Client, namespaces ...string) (stop func()) {
 	t.Helper()
+	return startManagerOpts(t, clk, managerOpts{wrap: wrap}, namespaces...)
+}
+
+// managerOpts are the variations of the tests' managers.
+type managerOpts struct {
+	// wrap wraps the ScheduledPodAutoscaler reconciler's client (nil: not wrapped).
+	wrap func(client.Client) client.Client
+	// workers is the number of workers of each controller (0: the reconcilers' defaults).
+	workers int
+}
+
+// startManagerOpts runs both reconcilers as the manager binary does (sharing one jobs.Lanes),
+// with clk.
+func startManagerOpts(t testing.TB, clk clock.PassiveClock, o managerOpts, namespaces ...string) (stop func()) {
+	t.Helper()
 	mgr := newManager(t, namespaces...)
 	c := mgr.GetClient()
-	if wrap != nil {
-		c = wrap(c)
+	if o.wrap != nil {
+		c = o.wrap(c)
 	}
-	base := jobs.Base{Client: c, APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	base := jobs.Base{Client: c, APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac"),
+		Lanes: jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)}
+	base.Options.MaxConcurrentReconciles = o.workers
 	if err := (&scheduledpodautoscaler.Reconciler{Base: base}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +119,8 @@ func newManager(t testing.TB, namespaces ...string) manager.Manager {
 		HealthProbeBindAddress: "0",
 		// Several managers run in one test binary; their controllers share names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// What the manager binary's cache keeps (and no more).
+		Cache: testenv.CacheOptions(),
 	}
 	if len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
@@ -344,10 +364,13 @@ func watchWrites(t testing.TB, clk clock.PassiveClock, ns string) *writeLog {
 // errNotYet is returned by eventually conditions that are still waiting.
 var errNotYet = errors.New("not yet")
 
-// reconcileCount sums controller-runtime's reconcile counter of almanac's two scaling
-// controllers, over every manager in this process.
-func reconcileCount(t testing.TB) float64 {
+// reconcileCount sums controller-runtime's reconcile counter of the named controllers (default:
+// almanac's two scaling controllers), over every manager in this process.
+func reconcileCount(t testing.TB, controllers ...string) float64 {
 	t.Helper()
+	if len(controllers) == 0 {
+		controllers = []string{"scheduledpodautoscaler", "schedule"}
+	}
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +382,7 @@ func reconcileCount(t testing.TB) float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && (l.GetValue() == "scheduledpodautoscaler" || l.GetValue() == "schedule") {
+				if l.GetName() == "controller" && slices.Contains(controllers, l.GetValue()) {
 					sum += m.GetCounter().GetValue()
 				}
 			}

@@ -1,10 +1,12 @@
 package scaling_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -644,4 +646,95 @@ func TestForbidIsBackedByTheReconciler(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestHPAWritesComeFirstAtABoundary: when more autoscalers share a boundary than the
+// controller has workers, every HPA write of the boundary is stored before any status,
+// Schedule phase or event of it: those wait (jobs.Lanes) so that they do not delay the
+// writes the boundary is for. resourceVersions are etcd's revisions, a total order of writes.
+func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(-10 * time.Second))
+	const n = 24
+	for i := range n {
+		name := fmt.Sprintf("app-%02d", i)
+		create(t, newAutoscaler(ns, name, 2, 10), oneShot(ns, name, name, open, open.Add(time.Hour), 5, 20))
+	}
+	startManagerOpts(t, clk, managerOpts{workers: 4}, ns)
+	eventually(t, 30*time.Second, converged(ns, n))
+	writes := watchWrites(t, clk, ns)
+	clk.sleepUntil(open)
+	eventually(t, 30*time.Second, func() error {
+		for i := range n {
+			if err := hasBounds(ns, fmt.Sprintf("app-%02d", i), 5, 20)(); err != nil {
+				return err
+			}
+		}
+		return converged(ns, n)()
+	})
+	time.Sleep(time.Second) // the events go out after the statuses
+
+	rv := func(w write) int64 {
+		v, err := strconv.ParseInt(w.resourceVersion, 10, 64)
+		if err != nil {
+			t.Fatalf("resourceVersion of %s: %v", w, err)
+		}
+		return v
+	}
+	var hpas, reports []write
+	for _, w := range writes.since(open) {
+		if w.kind == "HorizontalPodAutoscaler" {
+			hpas = append(hpas, w)
+		} else {
+			reports = append(reports, w)
+		}
+	}
+	if len(hpas) != n {
+		t.Fatalf("%d HPA writes at the boundary, want %d:\n%s", len(hpas), n, joinWrites(hpas))
+	}
+	// n autoscaler statuses, n Schedule phases, and events.
+	if len(reports) < 2*n {
+		t.Fatalf("%d status and event writes at the boundary, want at least %d:\n%s", len(reports), 2*n, joinWrites(reports))
+	}
+	lastHPA := slices.MaxFunc(hpas, func(a, b write) int { return cmp.Compare(rv(a), rv(b)) })
+	for _, w := range reports {
+		if rv(w) < rv(lastHPA) {
+			t.Errorf("%s was stored before the last HPA write of the boundary, %s", w, lastHPA)
+		}
+	}
+}
+
+// TestForeignHPAsCostNoReconcile: HorizontalPodAutoscalers that no ScheduledPodAutoscaler
+// has the name of (other controllers', users') are none of almanac's business: creating and
+// changing them reconciles nothing. (Not parallel: it reads the process's reconcile counter.)
+func TestForeignHPAsCostNoReconcile(t *testing.T) {
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
+	create(t, newAutoscaler(ns, "web", 2, 10))
+	startManager(t, clk, ns)
+	eventually(t, 30*time.Second, converged(ns, 1))
+	time.Sleep(time.Second)
+	before := reconcileCount(t, "scheduledpodautoscaler")
+
+	c, err := client.New(restConfig(), client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		name := fmt.Sprintf("foreign-%d", i)
+		for _, minReplicas := range []int32{2, 3} {
+			spec := autoscalingv2ac.HorizontalPodAutoscalerSpec().
+				WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().WithAPIVersion("apps/v1").WithKind("Deployment").WithName(name)).
+				WithMinReplicas(minReplicas).WithMaxReplicas(10)
+			if err := c.Apply(context.Background(), autoscalingv2ac.HorizontalPodAutoscaler(name, ns).WithSpec(spec), client.FieldOwner("someone-else")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(2 * time.Second)
+	if after := reconcileCount(t, "scheduledpodautoscaler"); after != before {
+		t.Errorf("creating and changing 10 HPAs without an autoscaler cost %v reconciles, want none", after-before)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -128,6 +129,17 @@ func (e *Env) InstalledCRDs() []schema.GroupResource {
 		out = append(out, schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural})
 	}
 	return out
+}
+
+// CacheOptions are the cache options of almanac's manager (main.go): the transforms of
+// api/index, so that the tests' managers read what the manager binary's cache keeps, and no
+// more.
+func CacheOptions() cache.Options {
+	opts := cache.Options{DefaultTransform: index.TrimObject, ByObject: map[client.Object]cache.ByObject{}}
+	for _, t := range index.Transforms() {
+		opts.ByObject[t.Object] = cache.ByObject{Transform: t.Func}
+	}
+	return opts
 }
 
 // RegisterIndexes registers, in a test's manager, every cache field index that the webhooks

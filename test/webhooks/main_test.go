@@ -65,6 +65,7 @@ func run(m *testing.M) (int, error) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		WebhookServer:          webhook.NewServer(env.Webhook),
+		Cache:                  testenv.CacheOptions(), // what the manager binary's cache keeps
 	})
 	if err != nil {
 		return 0, err

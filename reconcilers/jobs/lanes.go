@@ -1,0 +1,246 @@
+package jobs
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// DefaultMaxReportDelay is how long after its instant an urgent write that never came (its
+// object was deleted, its reconcile failed) holds the reports back.
+const DefaultMaxReportDelay = 30 * time.Second
+
+// Lanes puts the writes that an instant is for ahead of the writes that report on them.
+//
+// At a boundary (09:00) many autoscalers need their HPA written at once, and a slot's
+// ScheduledJobs their Jobs; each autoscaler also has a status to write, its Schedules' phases
+// change, and events follow. The API server serves them all with the same CPU: when the
+// reports go out with the urgent writes, every HPA is late by them. So the reconcilers tell
+// Lanes when an object's urgent write is due (Expect, with the instant they requeue for) and
+// when it is under way (Urgent); a report (a status write and its events) that finds urgent
+// writes of an instant due or under way is deferred (Defer), and its reconciler is woken
+// through its Wake source once none is left, or at the latest maxDelay after the instant of
+// the oldest one still due. Writes that no instant called for (a manager starting, a spec
+// that changed) hold nothing back: there is no instant to be late for.
+//
+// Only the order lives in memory, and nothing depends on it: a deferred reconcile has written
+// nothing (it writes when it is woken, from what it reads then), and a manager that starts
+// reconciles everything. A nil *Lanes orders nothing (every report goes out at once).
+type Lanes struct {
+	clock    clock.PassiveClock
+	maxDelay time.Duration
+
+	mu     sync.Mutex
+	due    map[laneKey]time.Time // the instant of each object's next urgent write
+	byTime dueHeap               // the same, by instant (entries may be stale: check due)
+	// inFlight counts the urgent writes under way that were due (their instant had passed).
+	inFlight int
+	deferred map[string]map[types.NamespacedName]bool // by controller
+	wake     map[string]chan event.GenericEvent       // by controller
+	timer    *time.Timer
+}
+
+type laneKey struct {
+	controller string
+	types.NamespacedName
+}
+
+// NewLanes returns Lanes that tell time with clk and hold reports back at most maxDelay
+// after the instant of an urgent write that does not come.
+func NewLanes(clk clock.PassiveClock, maxDelay time.Duration) *Lanes {
+	return &Lanes{
+		clock: clk, maxDelay: maxDelay,
+		due:      map[laneKey]time.Time{},
+		deferred: map[string]map[types.NamespacedName]bool{},
+		wake:     map[string]chan event.GenericEvent{},
+	}
+}
+
+// Wake adds to b, for the controller named controller, the source through which Lanes wakes
+// the reconciles it deferred. b is returned unchanged for nil Lanes.
+func (l *Lanes) Wake(b *builder.Builder, controller string) *builder.Builder {
+	if l == nil {
+		return b
+	}
+	return b.WatchesRawSource(source.Channel(l.channel(controller), &handler.EnqueueRequestForObject{}))
+}
+
+// channel returns the channel on which the deferred reconciles of controller are woken.
+func (l *Lanes) channel(controller string) chan event.GenericEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wake[controller] == nil {
+		l.wake[controller] = make(chan event.GenericEvent, 1024)
+	}
+	return l.wake[controller]
+}
+
+// Expect records that the object key of controller has an urgent write due at at (replacing
+// what was expected before); a zero at expects nothing.
+func (l *Lanes) Expect(controller string, key types.NamespacedName, at time.Time) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := laneKey{controller, key}
+	if at.IsZero() {
+		delete(l.due, k)
+		return
+	}
+	if cur, ok := l.due[k]; ok && cur.Equal(at) {
+		return
+	}
+	l.due[k] = at
+	heap.Push(&l.byTime, dueEntry{at: at, key: k})
+}
+
+// Forget drops what was expected of an object that is gone.
+func (l *Lanes) Forget(controller string, key types.NamespacedName) {
+	l.Expect(controller, key, time.Time{})
+}
+
+// Urgent marks the urgent work of an object as under way (what was expected of it is met);
+// the returned function marks it done, and wakes the deferred reports if it was the last
+// that was due.
+func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()) {
+	if l == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	k := laneKey{controller, key}
+	at, expected := l.due[k]
+	delete(l.due, k)
+	if !expected || at.After(l.clock.Now()) {
+		l.mu.Unlock()
+		return func() {} // no instant called for it
+	}
+	l.inFlight++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.inFlight--
+			l.mu.Unlock()
+			l.flushIfIdle()
+		})
+	}
+}
+
+// Defer reports whether the report of the object key of controller must wait (urgent writes
+// are due or under way); if so, Lanes wakes that reconcile when they are done, and the caller
+// returns without writing. When it returns false the caller writes now.
+func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.busyLocked() {
+		return false
+	}
+	if l.deferred[controller] == nil {
+		l.deferred[controller] = map[types.NamespacedName]bool{}
+	}
+	l.deferred[controller][key] = true
+	l.armLocked()
+	return true
+}
+
+// busyLocked reports whether an urgent write is under way, or due (its instant has passed, by
+// less than maxDelay).
+func (l *Lanes) busyLocked() bool {
+	if l.inFlight > 0 {
+		return true
+	}
+	now := l.clock.Now()
+	for l.byTime.Len() > 0 {
+		top := l.byTime[0]
+		if at, ok := l.due[top.key]; !ok || !at.Equal(top.at) {
+			heap.Pop(&l.byTime) // met, forgotten or expected again since
+			continue
+		}
+		if !top.at.After(now.Add(-l.maxDelay)) {
+			heap.Pop(&l.byTime) // it never came: stop holding the reports for it
+			delete(l.due, top.key)
+			continue
+		}
+		return !top.at.After(now)
+	}
+	return false
+}
+
+// armLocked makes sure the deferred reports are woken at the latest when the oldest urgent
+// write still due expires.
+func (l *Lanes) armLocked() {
+	if l.timer != nil || l.byTime.Len() == 0 {
+		return
+	}
+	wait := l.byTime[0].at.Add(l.maxDelay).Sub(l.clock.Now())
+	l.timer = time.AfterFunc(max(wait, time.Millisecond), func() {
+		l.mu.Lock()
+		l.timer = nil
+		l.mu.Unlock()
+		l.flushIfIdle()
+	})
+}
+
+// flushIfIdle wakes every deferred reconcile when no urgent write is due or under way.
+func (l *Lanes) flushIfIdle() {
+	l.mu.Lock()
+	if len(l.deferred) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	if l.busyLocked() {
+		l.armLocked()
+		l.mu.Unlock()
+		return
+	}
+	woken := l.deferred
+	l.deferred = map[string]map[types.NamespacedName]bool{}
+	chans := make(map[string]chan event.GenericEvent, len(woken))
+	for c := range woken {
+		chans[c] = l.wake[c]
+	}
+	l.mu.Unlock()
+	go func() {
+		for c, keys := range woken {
+			ch := chans[c]
+			if ch == nil {
+				continue // the controller has no Wake source (tests without one)
+			}
+			for key := range keys {
+				ch <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+			}
+		}
+	}()
+}
+
+// dueEntry is an expected urgent write, in the heap by instant.
+type dueEntry struct {
+	at  time.Time
+	key laneKey
+}
+
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

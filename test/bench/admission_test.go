@@ -1,0 +1,162 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+)
+
+// siblings is the number of Schedules the new one is checked against under Forbid.
+const siblings = 100
+
+// admissionResult is what the admission figure measured.
+type admissionResult struct {
+	Samples int
+	// With and Without: server-side dry-run creates of the same Schedule through the API
+	// server, in a namespace where almanac's webhooks are in the path and in one where they
+	// are not.
+	With, Without dist
+	CPU           cpuUse
+	Profile       string
+}
+
+// BenchmarkAdmission: ALMANAC_BENCH_ADMISSION_N creates (500) with and as many without the
+// webhooks, interleaved.
+func BenchmarkAdmission(b *testing.B) {
+	n := size(b, "ALMANAC_BENCH_ADMISSION_N", 500)
+	m := startManager(b, "admission")
+	for range b.N {
+		res := admission(b, m, n)
+		b.ReportMetric(float64((res.With.P50-res.Without.P50).Microseconds())/1000, "added-p50-ms")
+		b.ReportMetric(float64((res.With.P99-res.Without.P99).Microseconds())/1000, "added-p99-ms")
+		res.report()
+	}
+}
+
+func (res admissionResult) report() {
+	figure := fmt.Sprintf("admission: create a Schedule, autoscaler with overlapPolicy Forbid and %d Schedules", siblings)
+	p50, p99 := res.With.P50-res.Without.P50, res.With.P99-res.Without.P99
+	table.add(row{
+		Figure:  figure,
+		Almanac: "with the webhooks: " + res.With.String(),
+		Other:   "without: " + res.Without.String(),
+		Ratio:   fmt.Sprintf("adds p50 %s, p99 %s", ms(p50), ms(p99)),
+		Goal:    "adds ≤ 1 ms at p50, ≤ 3 ms at p99",
+		Met:     yes(p50 <= time.Millisecond && p99 <= 3*time.Millisecond),
+	})
+	table.note(figure, "server-side dry-run creates, with and without interleaved; CPU: %s; profile %s", res.CPU, res.Profile)
+}
+
+// admission measures what the webhooks add to creating a Schedule through the API server:
+// the same create (a server-side dry run, so that the measure is admission and not etcd's
+// disk) in a namespace where the API server calls almanac's mutating and validating
+// webhooks, and in one where it does not, one after the other. The validating webhook checks
+// the new Schedule against 100 others of its autoscaler over the next 366 days
+// (overlapPolicy Forbid).
+func admission(tb testing.TB, m *manager, samples int) admissionResult {
+	tb.Helper()
+	ctx := context.Background()
+	with, without := newNamespace(tb, "admission", false), newNamespace(tb, "admission-plain", true)
+	cleanup(tb, with)
+	cleanup(tb, without)
+	c := newClient(tb, harnessConfig())
+	monday := time.Date(2027, time.January, 18, 0, 0, 0, 0, time.UTC)
+	for _, ns := range []string{with, without} {
+		spa := newAutoscaler(ns, "web")
+		spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+		if err := c.Create(ctx, spa); err != nil {
+			tb.Fatal(err)
+		}
+		if err := parallel(16, siblings, func(i int) error {
+			start, end := monday.Add(time.Duration(i)*time.Hour), monday.Add(time.Duration(i+1)*time.Hour)
+			return c.Create(ctx, &autoscalingv1alpha1.Schedule{
+				ObjectMeta: objectMeta(ns, fmt.Sprintf("sibling-%03d", i)),
+				Spec: autoscalingv1alpha1.ScheduleSpec{
+					ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: "web"},
+					MinReplicas:    ptr.To[int32](2),
+					Type:           autoscalingv1alpha1.ScheduleTypeWeekly,
+					StartDayOfWeek: start.Weekday().String(), StartTime: start.Format("15:04"),
+					EndDayOfWeek: end.Weekday().String(), EndTime: end.Format("15:04"),
+					TimeZone: "Europe/Berlin",
+				},
+			})
+		}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// Sunday 10:00 to 11:00 is free: the siblings fill Monday 00:00 to Friday 04:00. With the
+	// webhooks, as a user writes it (the mutating webhook normalizes it); without, as stored.
+	sunday := func(ns string, canonical bool) *autoscalingv1alpha1.Schedule {
+		s := &autoscalingv1alpha1.Schedule{
+			ObjectMeta: objectMeta(ns, "sunday"),
+			Spec: autoscalingv1alpha1.ScheduleSpec{
+				ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: "web"},
+				MinReplicas:    ptr.To[int32](3),
+				Type:           autoscalingv1alpha1.ScheduleTypeWeekly,
+				StartDayOfWeek: "sun", StartTime: "10:00", EndDayOfWeek: "sun", EndTime: "11:00",
+				TimeZone: "europe/berlin",
+			},
+		}
+		if canonical {
+			s.Spec.StartDayOfWeek, s.Spec.EndDayOfWeek, s.Spec.TimeZone = "Sunday", "Sunday", "Europe/Berlin"
+		}
+		return s
+	}
+	// The webhooks' cache has every sibling once a Schedule overlapping the last one is
+	// refused.
+	eventually(tb, time.Minute, 100*time.Millisecond, func() error {
+		s := sunday(with, false)
+		s.Name, s.Spec.StartDayOfWeek, s.Spec.EndDayOfWeek, s.Spec.StartTime, s.Spec.EndTime = "probe", "Friday", "Friday", "03:30", "03:45"
+		s.Spec.TimeZone = "Europe/Berlin"
+		err := c.Create(ctx, s, client.DryRunAll)
+		switch {
+		case err == nil:
+			return errors.New("a Schedule that overlaps sibling-099 was admitted: the webhooks' cache has not caught up")
+		case apierrors.IsInvalid(err) && strings.Contains(err.Error(), "sibling-099"):
+			return nil
+		default:
+			return err
+		}
+	})
+	rec := record(tb, with, false, "ScheduledPodAutoscaler", "Schedule", "Event")
+	if _, err := rec.quiet(time.Second, time.Minute); err != nil {
+		tb.Fatal(err)
+	}
+	for _, ns := range []string{with, without} {
+		if err := c.Create(ctx, sunday(ns, ns == without), client.DryRunAll); err != nil {
+			tb.Fatalf("the Schedule to measure is refused in %s: %v", ns, err)
+		}
+	}
+
+	procs := pids(m, nil)
+	wait := m.profile(tb, "admission", time.Duration(samples)*15*time.Millisecond+time.Second)
+	before := cpuNow(procs)
+	var a, b []time.Duration
+	create := func(ns string) time.Duration {
+		s := sunday(ns, ns == without)
+		start := time.Now()
+		if err := c.Create(ctx, s, client.DryRunAll); err != nil {
+			tb.Fatalf("dry-run create in %s: %v", ns, err)
+		}
+		return time.Since(start)
+	}
+	for i := range samples {
+		if i%2 == 0 {
+			a, b = append(a, create(with)), append(b, create(without))
+		} else {
+			b, a = append(b, create(without)), append(a, create(with))
+		}
+	}
+	res := admissionResult{Samples: samples, With: summarize(a), Without: summarize(b), CPU: cpuNow(procs).since(before)}
+	res.Profile = wait()
+	return res
+}

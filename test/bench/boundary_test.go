@@ -1,0 +1,216 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+)
+
+// boundaryResult is what the boundary burst measured.
+type boundaryResult struct {
+	N, Rounds, Workers int
+	// Almanac: from each boundary to each HPA's new bounds seen on the watch. Raw: from each
+	// raw burst's start to each of its patches seen on the same watch.
+	Almanac, Raw dist
+	// CPUAlmanac and CPURaw: the CPU each process used during almanac's bursts (boundary to
+	// quiet) and during the raw bursts.
+	CPUAlmanac, CPURaw cpuUse
+	Profile            string
+}
+
+// BenchmarkBoundaryBurst: ALMANAC_BENCH_BOUNDARY_N autoscalers (100) share each of
+// ALMANAC_BENCH_BOUNDARY_ROUNDS boundaries (5); after each, a bare client fires as many
+// server-side-apply patches of other HPAs at once.
+func BenchmarkBoundaryBurst(b *testing.B) {
+	n, rounds := size(b, "ALMANAC_BENCH_BOUNDARY_N", 100), size(b, "ALMANAC_BENCH_BOUNDARY_ROUNDS", 5)
+	m := startManager(b, "boundary")
+	for range b.N {
+		res := boundaryBurst(b, m, n, rounds)
+		b.ReportMetric(float64(res.Almanac.P50.Microseconds())/1000, "almanac-p50-ms")
+		b.ReportMetric(float64(res.Almanac.P99.Microseconds())/1000, "almanac-p99-ms")
+		b.ReportMetric(float64(res.Raw.P50.Microseconds())/1000, "raw-p50-ms")
+		b.ReportMetric(float64(res.Raw.P99.Microseconds())/1000, "raw-p99-ms")
+		res.report()
+	}
+}
+
+func (res boundaryResult) report() {
+	figure := fmt.Sprintf("boundary burst: %d autoscalers × %d boundaries → HPA seen", res.N, res.Rounds)
+	r := ratio(res.Almanac.P99, res.Raw.P99)
+	table.add(row{
+		Figure:  figure,
+		Almanac: res.Almanac.String(),
+		Other:   fmt.Sprintf("%d raw SSA patches of other HPAs × %d, %d workers: %s", res.N, res.Rounds, res.Workers, res.Raw),
+		Ratio:   fmt.Sprintf("p50 %s, p99 %s", times(ratio(res.Almanac.P50, res.Raw.P50)), times(r)),
+		Goal:    "p99 ≤ 1.5× raw",
+		Met:     yes(r <= 1.5),
+	})
+	table.note(figure, "CPU during almanac's bursts: %s; during the raw bursts: %s; profile %s", res.CPUAlmanac, res.CPURaw, res.Profile)
+}
+
+// boundaryBurst measures n autoscalers sharing each of `rounds` boundaries against a raw
+// burst after each. The boundaries are the ends of Cron windows (a firing a minute or two
+// ago, with a duration that ends it at a chosen second): closing a window costs almanac the
+// same writes as opening one (the HPA, the autoscaler's status, the Schedule's status, two
+// events), and lets many boundaries fit in a minute without touching any clock.
+func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
+	tb.Helper()
+	ctx := context.Background()
+	ns := newNamespace(tb, "boundary", false)
+	cleanup(tb, ns)
+	c := newClient(tb, harnessConfig())
+	res := boundaryResult{N: n, Rounds: rounds, Workers: m.settings.Workers["scheduledpodautoscaler"],
+		CPUAlmanac: cpuUse{}, CPURaw: cpuUse{}}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("app-%03d", i)
+	}
+	raws := make([]string, n)
+	for i := range raws {
+		raws[i] = fmt.Sprintf("raw-%03d", i)
+	}
+	if err := parallel(16, n, func(i int) error {
+		if err := c.Create(ctx, newAutoscaler(ns, names[i])); err != nil {
+			return err
+		}
+		return applyHPA(ctx, c, ns, raws[i], 2, 10)
+	}); err != nil {
+		tb.Fatal(err)
+	}
+
+	// Schedule r of each autoscaler closes at boundary r; the earlier a Schedule closes, the
+	// higher its minReplicas, so that every boundary changes every HPA.
+	minOf := func(r int) int32 { return int32(3 + rounds - 1 - r) }
+	want := func(r int) int32 {
+		if r+1 < rounds {
+			return minOf(r + 1)
+		}
+		return 2 // the baseline
+	}
+	gap := 2*time.Second + time.Duration(n)*40*time.Millisecond
+	now := time.Now()
+	fired := now.UTC().Truncate(time.Minute).Add(-time.Minute)
+	first := now.Add(2*time.Second + time.Duration(n*rounds)*20*time.Millisecond).Truncate(time.Second).Add(time.Second)
+	boundary := func(r int) time.Time { return first.Add(time.Duration(r) * gap) }
+	if err := parallel(16, n*rounds, func(k int) error {
+		i, r := k/rounds, k%rounds
+		return c.Create(ctx, &autoscalingv1alpha1.Schedule{
+			ObjectMeta: objectMeta(ns, fmt.Sprintf("%s-%d", names[i], r)),
+			Spec: autoscalingv1alpha1.ScheduleSpec{
+				ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: names[i]},
+				Type:           autoscalingv1alpha1.ScheduleTypeCron,
+				Schedule:       fmt.Sprintf("%d %d * * *", fired.Minute(), fired.Hour()),
+				Duration:       boundary(r).Sub(fired).String(),
+				TimeZone:       "UTC",
+				MinReplicas:    ptr.To(minOf(r)),
+			},
+		})
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	eventually(tb, time.Until(first), 100*time.Millisecond, func() error {
+		hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
+		if err := c.List(ctx, hpas, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		ready := 0
+		for _, h := range hpas.Items {
+			if strings.HasPrefix(h.Name, "app-") && ptr.Deref(h.Spec.MinReplicas, 0) == minOf(0) {
+				ready++
+			}
+		}
+		if ready < n {
+			return fmt.Errorf("%d of %d HPAs have the bounds of the open windows, %s the first boundary: raise the lead", ready, n, until(first))
+		}
+		return nil
+	})
+	rec := record(tb, ns, true, "HorizontalPodAutoscaler", "ScheduledPodAutoscaler", "Schedule", "Event")
+	if _, err := rec.quiet(300*time.Millisecond, time.Until(first)-200*time.Millisecond); err != nil {
+		tb.Fatalf("setup did not settle before the first boundary: %v", err)
+	}
+	procs := pids(m, nil)
+	wait := m.profile(tb, "boundary", time.Until(boundary(rounds-1).Add(gap)))
+	raw := newClient(tb, rawConfig(m.settings))
+
+	var almanac, rawLat []time.Duration
+	for r := range rounds {
+		at := boundary(r)
+		sleepUntil(ctx, at.Add(-20*time.Millisecond))
+		before := cpuNow(procs)
+		lat, err := firstSeen(rec, at, names, want(r), 30*time.Second)
+		if err != nil {
+			tb.Fatalf("boundary %d at %s: %v", r, at.Format(time.RFC3339), err)
+		}
+		almanac = append(almanac, lat...)
+		if _, err := rec.quiet(300*time.Millisecond, gap); err != nil {
+			tb.Fatalf("boundary %d: %v", r, err)
+		}
+		res.CPUAlmanac.add(cpuNow(procs).since(before))
+
+		// The raw burst, at equal concurrency, while almanac is idle.
+		before = cpuNow(procs)
+		start := time.Now()
+		value := int32(100 + r)
+		go func() {
+			if err := parallel(res.Workers, n, func(i int) error { return applyHPA(ctx, raw, ns, raws[i], value, 200) }); err != nil {
+				tb.Errorf("raw burst %d: %v", r, err)
+			}
+		}()
+		lat, err = firstSeen(rec, start, raws, value, 30*time.Second)
+		if err != nil {
+			tb.Fatalf("raw burst %d: %v", r, err)
+		}
+		rawLat = append(rawLat, lat...)
+		if _, err := rec.quiet(300*time.Millisecond, gap); err != nil {
+			tb.Fatalf("raw burst %d: %v", r, err)
+		}
+		res.CPURaw.add(cpuNow(procs).since(before))
+		if r+1 < rounds && time.Until(boundary(r+1)) < 200*time.Millisecond {
+			tb.Fatalf("round %d ended %s: the gap of %s between boundaries is too short for this machine", r, until(boundary(r+1)), gap)
+		}
+	}
+	res.Almanac, res.Raw = summarize(almanac), summarize(rawLat)
+	res.Profile = wait()
+	return res
+}
+
+// firstSeen waits until each HPA in names has been seen with minReplicas value since t, and
+// returns the time from t to the first such sighting of each.
+func firstSeen(rec *recorder, t time.Time, names []string, value int32, timeout time.Duration) ([]time.Duration, error) {
+	var out []time.Duration
+	err := rec.waitFor(timeout, t, func(evs []seen) error {
+		first := map[string]time.Time{}
+		for _, e := range evs {
+			if e.Kind != "HorizontalPodAutoscaler" {
+				continue
+			}
+			h, ok := e.Obj.(*autoscalingv2.HorizontalPodAutoscaler)
+			if _, done := first[e.Name]; ok && !done && ptr.Deref(h.Spec.MinReplicas, 0) == value {
+				first[e.Name] = e.At
+			}
+		}
+		out = out[:0]
+		var missing []string
+		for _, name := range names {
+			at, ok := first[name]
+			if !ok {
+				missing = append(missing, name)
+				continue
+			}
+			out = append(out, at.Sub(t))
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%d of %d HPAs not seen with minReplicas %d (%s…)", len(missing), len(names), value, missing[0])
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,72 @@
+package bench_test
+
+import (
+	"testing"
+	"time"
+)
+
+// TestBenchHarnessSmoke runs every figure of `make bench` at a tiny size, so that the
+// harness (the manager binary as the chart starts it, kube-controller-manager, the watches,
+// the raw clients, the profiles, the table) keeps working; it takes a few tens of seconds.
+// It checks that each figure measured what it should, never how fast: tests do not assert
+// on speed.
+func TestBenchHarnessSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the manager binary several times")
+	}
+	start := time.Now()
+	lap := func(what string) {
+		t.Logf("%s: %s", what, time.Since(start).Round(time.Millisecond))
+		start = time.Now()
+	}
+	// The cold start first, while no other manager runs.
+	sc := scale(t, 3, time.Second, time.Second)
+	lap("scale")
+	if sc.Converge <= 0 || sc.Floor <= 0 || sc.Peak <= 0 || sc.Writes != 3*(2+schedulesPerAutoscaler) {
+		t.Errorf("scale: %+v", sc)
+	}
+	if sc.QuietWrites != 0 {
+		t.Errorf("scale: %d writes while quiet, want 0", sc.QuietWrites)
+	}
+
+	m := startManager(t, "smoke")
+	lap("manager")
+	for c, w := range m.settings.Workers {
+		if w <= 0 {
+			t.Errorf("the manager reports %d workers for %s", w, c)
+		}
+	}
+	bd := boundaryBurst(t, m, 2, 1)
+	lap("boundary burst")
+	if bd.Almanac.N != 2 || bd.Raw.N != 2 {
+		t.Errorf("boundary burst: %d and %d samples, want 2 and 2", bd.Almanac.N, bd.Raw.N)
+	}
+	sl := slotBurst(t, m, 2, 1, false)
+	lap("slot burst")
+	if sl.Almanac.N != 2 {
+		t.Errorf("slot burst: %d samples, want 2", sl.Almanac.N)
+	}
+	if kcm := startKCM(t, "smoke"); kcm != nil {
+		kcm.stop()
+	}
+	lap("kube-controller-manager")
+	tr := triggerBurst(t, m, 2, 1)
+	lap("trigger burst")
+	if tr.Almanac.N != 2 || tr.Raw.N != 2 {
+		t.Errorf("trigger burst: %d and %d samples, want 2 and 2", tr.Almanac.N, tr.Raw.N)
+	}
+	ad := admission(t, m, 5)
+	lap("admission")
+	if ad.With.N != 5 || ad.Without.N != 5 {
+		t.Errorf("admission: %d and %d samples, want 5 and 5", ad.With.N, ad.Without.N)
+	}
+
+	// The table holds a row per figure; the smoke's rows are not printed.
+	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad} {
+		r.report()
+	}
+	if got := len(table.rows); got != 5 {
+		t.Errorf("%d rows in the table, want 5", got)
+	}
+	table.rows, table.notes = nil, nil
+}
