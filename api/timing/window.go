@@ -106,6 +106,8 @@ func (iv Interval) Contains(t time.Time) bool { return !t.Before(iv.Start) && t.
 type Window struct {
 	canonical Spec
 	zone      Zone
+	// key names the window in the memo of intervals (see spansFor).
+	key string
 
 	// Daily and Weekly.
 	start, end       Clock
@@ -243,6 +245,7 @@ func (s Spec) Compile() (*Window, []FieldError) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	w.key = windowKey(w.canonical)
 	return w, nil
 }
 
