@@ -3,6 +3,7 @@ package timing
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,11 +56,23 @@ type spanCache struct {
 	size              int // intervals in current
 }
 
-// windowKey is the memo's name for a window: its canonical spec, which determines its
-// intervals.
+// windowKey names a spec in the memos: every field, each preceded by its length, so that
+// different specs never share a name.
 func windowKey(s Spec) string {
-	return strings.Join([]string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek,
-		strings.Join(s.DaysOfWeek, ","), s.Schedule, s.Duration, s.TimeZone}, "\x00")
+	var b strings.Builder
+	add := func(f string) {
+		b.WriteString(strconv.Itoa(len(f)))
+		b.WriteByte(':')
+		b.WriteString(f)
+	}
+	for _, f := range []string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone} {
+		add(f)
+	}
+	b.WriteString(strconv.Itoa(len(s.DaysOfWeek)))
+	for _, d := range s.DaysOfWeek {
+		add(d)
+	}
+	return b.String()
 }
 
 // spansFor returns, in order, the intervals of w that intervals(from) yields and that start

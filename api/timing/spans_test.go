@@ -145,3 +145,19 @@ func TestSpanMemoBounded(t *testing.T) {
 		t.Errorf("the memo holds %d intervals, more than two generations of %d", total, spanBudget)
 	}
 }
+
+// TestCompileMemo: specs that differ only in how their fields split (a day list with one item
+// "Monday,Tuesday" against two items) are not confused by the memo of compiled windows, and
+// a spec compiled twice gives the same window.
+func TestCompileMemo(t *testing.T) {
+	good := Spec{Type: TypeDaily, StartTime: "09:00", EndTime: "17:00", DaysOfWeek: []string{"Monday", "Tuesday"}}
+	compile(t, good)
+	bad := good
+	bad.DaysOfWeek = []string{"Monday,Tuesday"}
+	if w, errs := bad.Compile(); w != nil || len(errs) == 0 {
+		t.Errorf("Compile(%+v) = %v, %v: want an error for the day", bad, w, errs)
+	}
+	if a, b := compile(t, good), compile(t, good); a != b {
+		t.Errorf("Compile of the same spec twice gave two windows")
+	}
+}
