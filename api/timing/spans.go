@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -59,20 +58,28 @@ type spanCache struct {
 // windowKey names a spec in the memos: every field, each preceded by its length, so that
 // different specs never share a name.
 func windowKey(s Spec) string {
-	var b strings.Builder
-	add := func(f string) {
-		b.WriteString(strconv.Itoa(len(f)))
-		b.WriteByte(':')
-		b.WriteString(f)
+	fields := [...]string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone}
+	n := 4 * (len(fields) + len(s.DaysOfWeek) + 1)
+	for _, f := range fields {
+		n += len(f)
 	}
-	for _, f := range []string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone} {
+	for _, d := range s.DaysOfWeek {
+		n += len(d)
+	}
+	b := make([]byte, 0, n)
+	add := func(f string) {
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
+	}
+	for _, f := range fields {
 		add(f)
 	}
-	b.WriteString(strconv.Itoa(len(s.DaysOfWeek)))
+	b = strconv.AppendInt(b, int64(len(s.DaysOfWeek)), 10)
 	for _, d := range s.DaysOfWeek {
 		add(d)
 	}
-	return b.String()
+	return string(b)
 }
 
 // spansFor returns, in order, the intervals of w that intervals(from) yields and that start
