@@ -110,7 +110,7 @@ func (w *Window) spansFor(from time.Time, horizon time.Duration) (spanList, bool
 		// that contains from depend on where the walk began when a zone sets its clocks back
 		// over midnight: check the first interval against the walk from from.
 		first, ok := w.NextInterval(from)
-		if ok != (len(ivs) > 0) || ok && !(ivs[0].Start.Equal(first.Start) && ivs[0].End.Equal(first.End)) {
+		if ok != (len(ivs) > 0) || ok && (!ivs[0].Start.Equal(first.Start) || !ivs[0].End.Equal(first.End)) {
 			return spanList{}, false
 		}
 	}
