@@ -35,4 +35,27 @@ func BenchmarkFirstOverlapSiblings(b *testing.B) {
 			}
 		})
 	}
+	// Pairwise: the reconciler's safety net (api/scaling under overlapPolicy Forbid) compares
+	// each of the 100 Schedules with those kept before it.
+	for _, bb := range []struct {
+		name  string
+		first func(a, b *Window, from time.Time, horizon time.Duration) (Interval, bool)
+	}{{"PairwiseMemo", FirstOverlap}, {"PairwiseWalk", firstOverlapLazy}} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				windows := make([]*Window, len(specs))
+				for i, s := range specs {
+					windows[i] = compile(b, s)
+				}
+				for i := range windows {
+					for j := range i {
+						if _, ok := bb.first(windows[j], windows[i], now, OverlapHorizon); ok {
+							b.Fatal("overlap")
+						}
+					}
+				}
+				now = now.Add(time.Millisecond)
+			}
+		})
+	}
 }
