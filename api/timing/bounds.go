@@ -47,7 +47,46 @@ const OverlapHorizon = 366 * 24 * time.Hour
 // of b that lies within [from, from+horizon). The intersection is not clipped to that range,
 // so it may start before from when both windows are already active then. Windows that only
 // touch ([s, t) and [t, u)) do not overlap.
+//
+// Admission compares a new Schedule with every sibling, and the reconciler compares the
+// Schedules of an autoscaler pairwise, so FirstOverlap reads each window's intervals from a
+// bounded, process-wide memo of materialized interval lists (see spansFor) and merges two
+// sorted slices; windows with too many intervals to keep (such as a Cron window that opens
+// every few minutes) are walked lazily as before. Both ways give the same result.
 func FirstOverlap(a, b *Window, from time.Time, horizon time.Duration) (Interval, bool) {
+	sa, okA := a.spansFor(from, horizon)
+	if !okA {
+		return firstOverlapLazy(a, b, from, horizon)
+	}
+	sb, okB := b.spansFor(from, horizon)
+	if !okB {
+		return firstOverlapLazy(a, b, from, horizon)
+	}
+	return firstOverlapOf(sa, sb, from.Add(horizon).UnixNano())
+}
+
+// firstOverlapOf is FirstOverlap over two materialized lists of intervals, each in order and
+// holding every interval of its window that ends after from and starts before end: the same
+// merge as firstOverlapLazy, on the bounds in nanoseconds.
+func firstOverlapOf(a, b spanList, end int64) (Interval, bool) {
+	na, nb := a.nanos, b.nanos
+	for i, j := 0, 0; 2*i < len(na) && 2*j < len(nb) && na[2*i] < end && nb[2*j] < end; {
+		if max(na[2*i], nb[2*j]) < min(na[2*i+1], nb[2*j+1]) {
+			ia, ib := a.intervals[i], b.intervals[j]
+			return Interval{Start: later(ia.Start, ib.Start), End: earlier(ia.End, ib.End)}, true
+		}
+		if na[2*i+1] < nb[2*j+1] {
+			i++
+		} else {
+			j++
+		}
+	}
+	return Interval{}, false
+}
+
+// firstOverlapLazy is FirstOverlap computed by walking both windows' intervals as they are
+// generated: the definition, and the way for windows whose intervals are not materialized.
+func firstOverlapLazy(a, b *Window, from time.Time, horizon time.Duration) (Interval, bool) {
 	end := from.Add(horizon)
 	nextA, stopA := iter.Pull(a.intervals(from))
 	defer stopA()

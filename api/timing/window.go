@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -106,6 +107,8 @@ func (iv Interval) Contains(t time.Time) bool { return !t.Before(iv.Start) && t.
 type Window struct {
 	canonical Spec
 	zone      Zone
+	// key names the window in the memo of intervals (see spansFor).
+	key string
 
 	// Daily and Weekly.
 	start, end       Clock
@@ -122,7 +125,60 @@ type Window struct {
 
 // Compile validates every field of the spec and returns the window, or all the problems
 // found. Fields that the spec's type does not use must be empty.
+//
+// Windows are immutable, so the windows of specs compiled recently are kept in a bounded memo
+// and shared: admission compiles every sibling of a Schedule for each request.
 func (s Spec) Compile() (*Window, []FieldError) {
+	key := windowKey(s)
+	if w := compiled.get(key); w != nil {
+		return w, nil
+	}
+	w, errs := s.compile()
+	if w != nil {
+		compiled.put(key, w)
+	}
+	return w, errs
+}
+
+// compiledLimit is the most windows kept in one generation of the memo of compiled windows.
+const compiledLimit = 4096
+
+// compiled is the memo of compiled windows, keyed by windowKey of the spec as written: two
+// generations, the current one replacing the previous one when it holds compiledLimit.
+var compiled = &windowMemo{current: map[string]*Window{}}
+
+type windowMemo struct {
+	sync.Mutex
+	current, previous map[string]*Window
+}
+
+func (m *windowMemo) get(key string) *Window {
+	m.Lock()
+	defer m.Unlock()
+	if w, ok := m.current[key]; ok {
+		return w
+	}
+	w, ok := m.previous[key]
+	if ok {
+		m.putLocked(key, w)
+	}
+	return w
+}
+
+func (m *windowMemo) put(key string, w *Window) {
+	m.Lock()
+	defer m.Unlock()
+	m.putLocked(key, w)
+}
+
+func (m *windowMemo) putLocked(key string, w *Window) {
+	if len(m.current) >= compiledLimit {
+		m.previous, m.current = m.current, map[string]*Window{}
+	}
+	m.current[key] = w
+}
+
+func (s Spec) compile() (*Window, []FieldError) {
 	var errs []FieldError
 	fail := func(field, value string, err error) {
 		errs = append(errs, FieldError{Field: field, Value: value, Detail: err.Error()})
@@ -243,6 +299,7 @@ func (s Spec) Compile() (*Window, []FieldError) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	w.key = windowKey(w.canonical)
 	return w, nil
 }
 
