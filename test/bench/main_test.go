@@ -187,12 +187,15 @@ func rawConfig(s settings) *rest.Config {
 }
 
 // newNamespace creates a namespace for one figure; noWebhooks keeps almanac's webhooks out of
-// the path of its objects.
-func newNamespace(tb testing.TB, name string, noWebhooks bool) string {
+// the path of its objects, and each of labels is set to "true" on it.
+func newNamespace(tb testing.TB, name string, noWebhooks bool, labels ...string) string {
 	tb.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-", Labels: map[string]string{}}}
 	if noWebhooks {
-		ns.Labels = map[string]string{noWebhooksLabel: "true"}
+		ns.Labels[noWebhooksLabel] = "true"
+	}
+	for _, l := range labels {
+		ns.Labels[l] = "true"
 	}
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		tb.Fatal(err)
