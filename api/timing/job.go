@@ -67,14 +67,9 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 	fail := func(field, value string, err error) {
 		errs = append(errs, FieldError{Field: field, Value: value, Detail: err.Error()})
 	}
-	zoneInput := s.TimeZone
-	if zoneInput == "" {
-		zoneInput = DefaultZone
-	}
-	zone, err := NormalizeZone(zoneInput)
-	if err != nil {
-		fail(FieldTimeZone, s.TimeZone, err)
-		zone = Zone{Name: DefaultZone, Location: time.UTC}
+	zone, zoneErr := compileZone(s.TimeZone)
+	if zoneErr != nil {
+		errs = append(errs, *zoneErr)
 	}
 	out := &JobSchedule{Zone: zone}
 

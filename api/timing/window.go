@@ -184,16 +184,11 @@ func (s Spec) compile() (*Window, []FieldError) {
 		errs = append(errs, FieldError{Field: field, Value: value, Detail: err.Error()})
 	}
 
-	zoneInput := s.TimeZone
-	if zoneInput == "" {
-		zoneInput = DefaultZone
+	zone, zoneErr := compileZone(s.TimeZone)
+	if zoneErr != nil {
+		errs = append(errs, *zoneErr)
 	}
-	zone, err := NormalizeZone(zoneInput)
-	if err != nil {
-		fail(FieldTimeZone, s.TimeZone, err)
-		// Go on with UTC so that the other fields are still checked.
-		zone = Zone{Name: DefaultZone, Location: time.UTC}
-	}
+	var err error
 	w := &Window{zone: zone, canonical: Spec{Type: s.Type, TimeZone: zone.Name}}
 
 	used, ok := fieldsUsed[s.Type]

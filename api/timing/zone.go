@@ -50,6 +50,21 @@ func NormalizeZone(s string) (Zone, error) {
 	return Zone{Name: name, Location: loc, Warning: legacyZones[name]}, nil
 }
 
+// compileZone reads a spec's timeZone field as Window and JobSchedule compile it:
+// DefaultZone when omitted; when invalid, the error for the field and UTC, so that the
+// spec's other fields are still checked.
+func compileZone(timeZone string) (Zone, *FieldError) {
+	input := timeZone
+	if input == "" {
+		input = DefaultZone
+	}
+	zone, err := NormalizeZone(input)
+	if err != nil {
+		return Zone{Name: DefaultZone, Location: time.UTC}, &FieldError{Field: FieldTimeZone, Value: timeZone, Detail: err.Error()}
+	}
+	return zone, nil
+}
+
 func canonicalZoneName(s string) (string, error) {
 	if s == "" {
 		return "", errors.New(`a time zone is required: expected an IANA name such as "Europe/Berlin", or "UTC"`)
