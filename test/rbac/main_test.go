@@ -12,15 +12,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +114,7 @@ func run(m *testing.M) (int, error) {
 			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
 		}
 	}()
-	if err := waitForWebhookServer(mctx, done); err != nil {
+	if err := env.WaitForWebhookServer(mctx, done); err != nil {
 		return 0, err
 	}
 	if !mgr.GetCache().WaitForCacheSync(mctx) {
@@ -254,23 +251,4 @@ func containsRule(rules []rbacv1.PolicyRule, r rbacv1.PolicyRule) bool {
 		}
 	}
 	return false
-}
-
-func waitForWebhookServer(ctx context.Context, done <-chan error) error {
-	addr := net.JoinHostPort(env.Webhook.Host, strconv.Itoa(env.Webhook.Port))
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			return fmt.Errorf("the manager stopped: %w", err)
-		default:
-		}
-		dialer := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // only checks that the port is served
-		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
-			_ = conn.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("the webhook server did not listen on %s", addr)
 }

@@ -6,11 +6,15 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -152,4 +156,25 @@ func RegisterIndexes(mgr manager.Manager) error {
 		}
 	}
 	return nil
+}
+
+// WaitForWebhookServer waits until a test's manager serves its webhooks where the API server
+// calls them (Webhook), or fails when done reports that the manager stopped.
+func (e *Env) WaitForWebhookServer(ctx context.Context, done <-chan error) error {
+	addr := net.JoinHostPort(e.Webhook.Host, strconv.Itoa(e.Webhook.Port))
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			return fmt.Errorf("the manager stopped: %w", err)
+		default:
+		}
+		dialer := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // only checks that the port is served
+		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the webhook server did not listen on %s", addr)
 }

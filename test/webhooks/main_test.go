@@ -7,11 +7,8 @@ package webhooks_test
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -85,7 +82,7 @@ func run(m *testing.M) (int, error) {
 			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
 		}
 	}()
-	if err := waitForWebhookServer(ctx, done); err != nil {
+	if err := env.WaitForWebhookServer(ctx, done); err != nil {
 		return 0, err
 	}
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -93,23 +90,4 @@ func run(m *testing.M) (int, error) {
 	}
 	cache = mgr.GetCache()
 	return m.Run(), nil
-}
-
-func waitForWebhookServer(ctx context.Context, done <-chan error) error {
-	addr := net.JoinHostPort(env.Webhook.Host, strconv.Itoa(env.Webhook.Port))
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			return fmt.Errorf("the manager stopped: %w", err)
-		default:
-		}
-		dialer := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // only checks that the port is served
-		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
-			_ = conn.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("the webhook server did not listen on %s", addr)
 }
