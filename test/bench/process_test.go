@@ -19,7 +19,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/almanac-dev/almanac/certs"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // process is a child process (the almanac manager, kube-controller-manager) with its log in
@@ -137,7 +141,7 @@ func launchManager(name string) (*manager, error) {
 		return nil, err
 	}
 	p, err := startProcess("the almanac manager", filepath.Join(workDir, name+"-manager.log"),
-		[]string{"KUBECONFIG=" + env.KubeconfigPath, "POD_NAMESPACE=" + systemNamespace},
+		[]string{"KUBECONFIG=" + env.KubeconfigPath, "POD_NAMESPACE=" + systemNamespace, "GOMEMLIMIT=" + goMemoryLimit()},
 		almanacBinary, "manager",
 		"--leader-elect",
 		"--leader-election-namespace="+systemNamespace,
@@ -155,6 +159,28 @@ func launchManager(name string) (*manager, error) {
 		return nil, err
 	}
 	return &manager{process: p, probePort: probe, pprofPort: pprof}, nil
+}
+
+// goMemoryLimit is the Go memory limit that the manager gives itself in the chart's Pod: 90%
+// of the container's memory limit, the chart's default resources.limits.memory (main.go's
+// setMemoryLimit; test/e2e checks it on the real cluster). Here the manager runs outside a
+// container, so the harness sets it.
+func goMemoryLimit() string {
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "charts", "almanac", "values.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	var values struct {
+		Resources corev1.ResourceRequirements `json:"resources"`
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		panic(err)
+	}
+	limit := values.Resources.Limits.Memory()
+	if limit.IsZero() {
+		return "off"
+	}
+	return strconv.FormatInt(limit.Value()/10*9, 10)
 }
 
 // controllers are the four controllers of the manager.

@@ -292,6 +292,19 @@ func testInstall(t *testing.T) {
 	}
 	t.Logf("2 replicas ready (%s), one leader: %s", strings.Join(pods, ", "), leader)
 
+	// The manager gives the Go runtime 90% of its container's memory limit as a soft limit
+	// (it reads its cgroup's memory.max), so that it collects instead of being OOM-killed.
+	if lim := dep.Spec.Template.Spec.Containers[0].Resources.Limits.Memory(); !lim.IsZero() {
+		want := lim.Value() / 10 * 9
+		logs := mustKubectl(t, "logs", "-n", releaseNS, leader)
+		m := regexp.MustCompile(`goMemoryLimit"?[:=]\s*"?(\d+)`).FindStringSubmatch(logs)
+		if m == nil || m[1] != strconv.FormatInt(want, 10) {
+			t.Errorf("the manager's Go memory limit is %v, want %d (90%% of the container's %s); its start:\n%s", m, want, lim, firstLines(logs, 20))
+		} else {
+			t.Logf("the manager's Go memory limit: %s bytes, 90%% of the container's %s", m[1], lim)
+		}
+	}
+
 	// The post-install hook ran `almanac check --wait` in the image, with a read-only root,
 	// and passed (helm deletes it once it succeeded; its events remain).
 	ev := mustKubectl(t, "get", "events", "-n", releaseNS, "--field-selector", "involvedObject.kind=Job,involvedObject.name=almanac-check,reason=Completed", "-o", "name")
