@@ -279,14 +279,10 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 // caches fill most of its container is OOM-killed where collecting more often would keep it
 // running. The remaining 10% is for what the runtime does not count (the binary, C stacks).
 func setMemoryLimit(root fs.FS) int64 {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return debug.SetMemoryLimit(-1)
+	if limit, ok := cgroupMemoryLimit(root); ok && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit / 10 * 9)
 	}
-	limit, ok := cgroupMemoryLimit(root)
-	if !ok {
-		return debug.SetMemoryLimit(-1)
-	}
-	return debug.SetMemoryLimit(limit / 10 * 9)
+	return debug.SetMemoryLimit(-1) // -1 reads the limit in force
 }
 
 // cgroupMemoryLimit reads the memory limit of this process's cgroup from root (the

@@ -1,9 +1,42 @@
 package main
 
 import (
+	"math"
+	"runtime/debug"
 	"testing"
 	"testing/fstest"
 )
+
+// TestSetMemoryLimit: the manager's Go memory limit is 90% of its cgroup's, unless
+// GOMEMLIMIT is set or there is no cgroup limit; it returns the limit in force (the log line
+// that test/e2e reads in the chart's Pod).
+func TestSetMemoryLimit(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	limited := fstest.MapFS{
+		"proc/self/cgroup":         {Data: []byte("0::/\n")},
+		"sys/fs/cgroup/memory.max": {Data: []byte("268435456\n")},
+	}
+	unlimited := fstest.MapFS{
+		"proc/self/cgroup":         {Data: []byte("0::/\n")},
+		"sys/fs/cgroup/memory.max": {Data: []byte("max\n")},
+	}
+
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(math.MaxInt64)
+	if got, want := setMemoryLimit(limited), int64(241591905); got != want || debug.SetMemoryLimit(-1) != want {
+		t.Errorf("with a 256Mi cgroup: setMemoryLimit() = %d, runtime %d; want %d", got, debug.SetMemoryLimit(-1), want)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	if got := setMemoryLimit(unlimited); got != math.MaxInt64 {
+		t.Errorf("without a cgroup limit: setMemoryLimit() = %d, want no limit", got)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30)
+	if got := setMemoryLimit(limited); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT=1GiB: setMemoryLimit() = %d, want %d (GOMEMLIMIT wins)", got, 1<<30)
+	}
+}
 
 func TestCgroupMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
