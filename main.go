@@ -228,16 +228,20 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
 	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
-	// the statuses, Schedule phases and events after them.
+	// the statuses, Schedule phases and events after them. The scaling reconcilers hold back
+	// their whole report (status and events); the Job owners write their status at once (it
+	// records the run) and hold back their events.
 	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	sj := scheduledjob.New(mgr, clk)
 	sj.Lanes = lanes
+	sj.Recorder = lanes.Events(sj.Recorder)
 	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
 	if err := sj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
 	ej := eventjob.New(mgr, clk)
 	ej.Lanes = lanes
+	ej.Recorder = lanes.Events(ej.Recorder)
 	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
 	if err := ej.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)

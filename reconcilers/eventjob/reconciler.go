@@ -45,7 +45,9 @@ type Reconciler struct {
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-eventjob")}
+	b := jobs.NewBase(mgr, clk, "almanac-eventjob")
+	b.Records = jobs.NewRecords()
+	return &Reconciler{Base: b}
 }
 
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=eventjobs,verbs=get;list;watch
@@ -59,7 +61,7 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // prunes history.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ej := &batchv1alpha1.EventJob{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, ej); err != nil {
+	if err := r.ReadRecord(ctx, req.NamespacedName, ej); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ej.DeletionTimestamp.IsZero() {

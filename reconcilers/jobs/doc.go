@@ -2,7 +2,7 @@
 //
 // Every reconciler (scheduledpodautoscaler, schedule, scheduledjob, eventjob) embeds Base and
 // takes the same steps the same way: it reads the object it reconciles (the Job owners
-// through APIReader, so that the record of which runs happened is never a stale cached copy
+// with ReadRecord, so that the record of which runs happened is never a stale cached copy
 // when a Job is about to be created; the scaling reconcilers from the cache); computes the new
 // status with a pure function; writes it with WriteStatus (only when it changed, under a
 // resourceVersion precondition, so that a stale copy fails the write and is read again); then

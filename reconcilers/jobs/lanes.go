@@ -2,11 +2,14 @@ package jobs
 
 import (
 	"container/heap"
+	"fmt"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -45,7 +48,47 @@ type Lanes struct {
 	inFlight int
 	deferred map[string]map[types.NamespacedName]bool // by controller
 	wake     map[string]chan event.GenericEvent       // by controller
+	held     []func()                                 // events recorded while busy (Events)
 	timer    *time.Timer
+}
+
+// MaxHeldEvents bounds the events that Lanes holds back; beyond it they are recorded at once.
+const MaxHeldEvents = 10000
+
+// Events returns a recorder that holds back the events recorded while urgent writes are due
+// or under way (a slot's Jobs, a trigger's Jobs, a boundary's HPA writes) and records them
+// when none is left, like the reports that Defer holds back: an event reports a run, it is
+// not the run, and each is one more write for the API server ahead of the next Job. Events
+// recorded when nothing is urgent, and any beyond MaxHeldEvents, are recorded at once. For nil
+// Lanes it returns r.
+func (l *Lanes) Events(r events.EventRecorder) events.EventRecorder {
+	if l == nil {
+		return r
+	}
+	return heldEvents{lanes: l, r: r}
+}
+
+type heldEvents struct {
+	lanes *Lanes
+	r     events.EventRecorder
+}
+
+func (h heldEvents) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	l := h.lanes
+	l.mu.Lock()
+	if !l.busyLocked() || len(l.held) >= MaxHeldEvents {
+		l.mu.Unlock()
+		h.r.Eventf(regarding, related, eventtype, reason, action, note, args...)
+		return
+	}
+	// The objects may change after this call: keep copies, and the note as it reads now.
+	regarding, msg := regarding.DeepCopyObject(), fmt.Sprintf(note, args...)
+	if related != nil {
+		related = related.DeepCopyObject()
+	}
+	l.held = append(l.held, func() { h.r.Eventf(regarding, related, eventtype, reason, action, "%s", msg) })
+	l.armLocked()
+	l.mu.Unlock()
 }
 
 type laneKey struct {
@@ -194,10 +237,11 @@ func (l *Lanes) armLocked() {
 	})
 }
 
-// flushIfIdle wakes every deferred reconcile when no urgent write is due or under way.
+// flushIfIdle wakes every deferred reconcile, and records the held events, when no urgent
+// write is due or under way.
 func (l *Lanes) flushIfIdle() {
 	l.mu.Lock()
-	if len(l.deferred) == 0 {
+	if len(l.deferred) == 0 && len(l.held) == 0 {
 		l.mu.Unlock()
 		return
 	}
@@ -206,6 +250,8 @@ func (l *Lanes) flushIfIdle() {
 		l.mu.Unlock()
 		return
 	}
+	held := l.held
+	l.held = nil
 	woken := l.deferred
 	l.deferred = map[string]map[types.NamespacedName]bool{}
 	chans := make(map[string]chan event.GenericEvent, len(woken))
@@ -213,6 +259,9 @@ func (l *Lanes) flushIfIdle() {
 		chans[c] = l.wake[c]
 	}
 	l.mu.Unlock()
+	for _, record := range held {
+		record() // the broadcaster queues it: this does not wait for the API server
+	}
 	go func() {
 		for c, keys := range woken {
 			ch := chans[c]

@@ -1,11 +1,16 @@
 package jobs
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -103,5 +108,63 @@ func TestLanes(t *testing.T) {
 	none.Urgent("scheduledpodautoscaler", key("a"))()
 	if none.Defer("schedule", key("s1")) {
 		t.Error("nil Lanes deferred a report")
+	}
+}
+
+// recordedEvents is an events.EventRecorder that keeps the notes it was given.
+type recordedEvents struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (r *recordedEvents) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, reason+" "+regarding.(*batchv1.Job).Name+": "+fmt.Sprintf(note, args...))
+}
+
+func (r *recordedEvents) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.notes)
+}
+
+// TestLanesHoldEvents: an event recorded while the Jobs of a slot are being created waits
+// until the last of them is created, as it read when it was recorded; one recorded when
+// nothing is urgent goes out at once; nil Lanes hold nothing.
+func TestLanesHoldEvents(t *testing.T) {
+	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	clk := clocktesting.NewFakeClock(slot.Add(-time.Minute))
+	l := NewLanes(clk, time.Minute)
+	rec := &recordedEvents{}
+	events := l.Events(rec)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "nightly-1"}}
+
+	events.Eventf(job, nil, "Normal", "Quiet", "Observe", "at %s", "rest")
+	if got := rec.got(); !slices.Equal(got, []string{"Quiet nightly-1: at rest"}) {
+		t.Fatalf("an event when nothing is urgent: recorded %q", got)
+	}
+
+	l.Expect("scheduledjob", key("a"), slot)
+	l.Expect("scheduledjob", key("b"), slot)
+	clk.SetTime(slot)
+	doneA := l.Urgent("scheduledjob", key("a"))
+	events.Eventf(job, nil, "Normal", "JobCreated", "Create", "Created Job %s", job.Name)
+	job.Name = "changed-after" // the held event keeps what it said
+	doneA()
+	if got := rec.got(); len(got) != 1 {
+		t.Fatalf("recorded %q while b's Job is due, want the event held", got)
+	}
+	doneB := l.Urgent("scheduledjob", key("b"))
+	doneB()
+	want := []string{"Quiet nightly-1: at rest", "JobCreated nightly-1: Created Job nightly-1"}
+	if got := rec.got(); !slices.Equal(got, want) {
+		t.Fatalf("after the last Job: recorded %q, want %q", got, want)
+	}
+
+	var none *Lanes
+	if _, wrapped := none.Events(rec).(heldEvents); wrapped {
+		t.Error("nil Lanes wrapped the recorder")
 	}
 }

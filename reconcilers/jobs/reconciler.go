@@ -30,12 +30,17 @@ type Base struct {
 	// Client reads from the manager's cache (with the indexes of api/index) and writes.
 	Client client.Client
 	// APIReader reads around the cache. The Job owners (ScheduledJob, EventJob) read the
-	// object they reconcile with it: its status is the record of which slots and upstream Jobs
-	// have run, and a cached copy that has not caught up with the last write could start a run
-	// whose Job has since been pruned, before the conditional status write could notice. The
-	// scaling reconcilers read from the cache: their only other write (the HPA's bounds) is a
-	// pure function of the spec, so the conditional status write is guard enough.
+	// object they reconcile with ReadRecord: its status is the record of which slots and
+	// upstream Jobs have run, and a cached copy that has not caught up with the last write
+	// could start a run whose Job has since been pruned, before the conditional status write
+	// could notice; so they read around the cache unless Records shows the cached copy is the
+	// version they last wrote. The scaling reconcilers read from the cache: their only other
+	// write (the HPA's bounds) is a pure function of the spec, so the conditional status write
+	// is guard enough.
 	APIReader client.Reader
+	// Records remembers the versions of the Job owners that this process last read around the
+	// cache or wrote (ReadRecord, WriteStatus). Nil: ReadRecord always reads around the cache.
+	Records *Records
 	// Clock is the only source of "now"; tests inject a fake one.
 	Clock clock.PassiveClock
 	// Recorder records events on the reconciled objects.
@@ -86,9 +91,12 @@ func (b *Base) ControllerOptions(workers int) controller.Options {
 // remembers its own writes. It reports whether it wrote. kind names the object in errors.
 func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
 	if equality.Semantic.DeepEqual(obj, changed) {
+		b.recordWritten(obj, nil)
 		return false, nil
 	}
-	if err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
+	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
+	b.recordWritten(changed, err)
+	if err != nil {
 		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
 	}
 	return true, nil

@@ -43,7 +43,9 @@ type Reconciler struct {
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledjob")}
+	b := jobs.NewBase(mgr, clk, "almanac-scheduledjob")
+	b.Records = jobs.NewRecords()
+	return &Reconciler{Base: b}
 }
 
 // SetupWithManager registers the reconciler with mgr, whose cache must have the index
@@ -71,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
 	defer urgentDone()
 	sj := &batchv1alpha1.ScheduledJob{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, sj); err != nil {
+	if err := r.ReadRecord(ctx, req.NamespacedName, sj); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Its Jobs go with it through their ownerReferences; none may wait for it.
 			r.Lanes.Forget(controllerName, req.NamespacedName)

@@ -231,10 +231,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 }
 
 // emitEvents reports what changed from old to st: Schedules that became active or ended,
-// bounds written to the HPA, and problems that are new.
+// bounds written to the HPA, and problems that are new. The first bounds written for an
+// autoscaler are one event that names the Schedules active then: they did not become active,
+// they were (and a thousand autoscalers created at once cost the API server a thousand events,
+// not two thousand).
 func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState) {
+	applied := !hs.conflict && hs.applyErr == nil
+	first := old.MinReplicas == nil
 	for _, name := range st.ActiveSchedules {
-		if !slices.Contains(old.ActiveSchedules, name) {
+		if !slices.Contains(old.ActiveSchedules, name) && (!first || !applied) {
 			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleActivated, "Activate", "Schedule %q is active", name)
 		}
 	}
@@ -243,7 +248,7 @@ func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleEnded, "End", "Schedule %q is no longer active", name)
 		}
 	}
-	if !hs.conflict && hs.applyErr == nil && (old.MinReplicas == nil || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
+	if applied && (first || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
 		was := "none"
 		if old.MinReplicas != nil {
 			was = fmt.Sprintf("%d-%d", *old.MinReplicas, old.MaxReplicas)

@@ -23,6 +23,8 @@ type boundaryResult struct {
 	// CPUAlmanac and CPURaw: the CPU each process used during almanac's bursts (boundary to
 	// quiet) and during the raw bursts.
 	CPUAlmanac, CPURaw cpuUse
+	// ReqAlmanac and ReqRaw are the requests the API server counted during the bursts.
+	ReqAlmanac, ReqRaw requests
 	Profile            string
 }
 
@@ -54,6 +56,8 @@ func (res boundaryResult) report() {
 		Met:     yes(r <= 1.5),
 	})
 	table.note(figure, "CPU during almanac's bursts: %s; during the raw bursts: %s; profile %s", res.CPUAlmanac, res.CPURaw, res.Profile)
+	table.note(figure, "requests the API server counted (watches left out) during almanac's bursts: %d (%s); during the raw bursts: %d (%s)",
+		res.ReqAlmanac.total(), res.ReqAlmanac, res.ReqRaw.total(), res.ReqRaw)
 }
 
 // boundaryBurst measures n autoscalers sharing each of `rounds` boundaries against a raw
@@ -68,7 +72,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 	cleanup(tb, ns)
 	c := newClient(tb, harnessConfig())
 	res := boundaryResult{N: n, Rounds: rounds, Workers: m.settings.Workers["scheduledpodautoscaler"],
-		CPUAlmanac: cpuUse{}, CPURaw: cpuUse{}}
+		CPUAlmanac: cpuUse{}, CPURaw: cpuUse{}, ReqAlmanac: requests{}, ReqRaw: requests{}}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("app-%03d", i)
@@ -144,7 +148,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 	for r := range rounds {
 		at := boundary(r)
 		sleepUntil(ctx, at.Add(-20*time.Millisecond))
-		before := cpuNow(procs)
+		before, reqs := cpuNow(procs), apiRequestsOrLog(tb)
 		lat, err := firstSeen(rec, at, names, want(r), 30*time.Second)
 		if err != nil {
 			tb.Fatalf("boundary %d at %s: %v", r, at.Format(time.RFC3339), err)
@@ -154,9 +158,10 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 			tb.Fatalf("boundary %d: %v", r, err)
 		}
 		res.CPUAlmanac.add(cpuNow(procs).since(before))
+		res.ReqAlmanac.add(apiRequestsOrLog(tb).since(reqs))
 
 		// The raw burst, at equal concurrency, while almanac is idle.
-		before = cpuNow(procs)
+		before, reqs = cpuNow(procs), apiRequestsOrLog(tb)
 		start := time.Now()
 		value := int32(100 + r)
 		go func() {
@@ -173,6 +178,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 			tb.Fatalf("raw burst %d: %v", r, err)
 		}
 		res.CPURaw.add(cpuNow(procs).since(before))
+		res.ReqRaw.add(apiRequestsOrLog(tb).since(reqs))
 		if r+1 < rounds && time.Until(boundary(r+1)) < 200*time.Millisecond {
 			tb.Fatalf("round %d ended %s: the gap of %s between boundaries is too short for this machine", r, until(boundary(r+1)), gap)
 		}

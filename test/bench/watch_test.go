@@ -36,8 +36,8 @@ type seen struct {
 type recorder struct {
 	mu     sync.Mutex
 	events []seen
-	latest map[string]client.Object // by kind/name
-	at     map[string]time.Time     // when the latest version arrived
+	latest map[string]map[string]client.Object // by kind, then name
+	at     map[string]map[string]time.Time     // when the latest version arrived
 	keep   bool
 	wake   chan struct{}
 }
@@ -59,7 +59,10 @@ func record(tb testing.TB, ns string, keep bool, kinds ...string) *recorder {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &recorder{latest: map[string]client.Object{}, at: map[string]time.Time{}, keep: keep, wake: make(chan struct{})}
+	r := &recorder{latest: map[string]map[string]client.Object{}, at: map[string]map[string]time.Time{}, keep: keep, wake: make(chan struct{})}
+	for _, kind := range kinds {
+		r.latest[kind], r.at[kind] = map[string]client.Object{}, map[string]time.Time{}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	tb.Cleanup(func() { cancel(); wg.Wait() })
@@ -79,7 +82,7 @@ func record(tb testing.TB, ns string, keep bool, kinds ...string) *recorder {
 		r.mu.Lock()
 		for _, item := range items {
 			obj := item.(client.Object)
-			r.latest[kind+"/"+obj.GetName()] = obj
+			r.latest[kind][obj.GetName()] = obj
 		}
 		r.mu.Unlock()
 		rv := list.(metav1.ListInterface).GetResourceVersion()
@@ -125,13 +128,13 @@ func (r *recorder) add(kind string, typ watch.EventType, at time.Time, obj clien
 		s.Obj = obj
 	}
 	r.events = append(r.events, s)
-	key := kind + "/" + obj.GetName()
+	name := obj.GetName()
 	if typ == watch.Deleted {
-		delete(r.latest, key)
+		delete(r.latest[kind], name)
 	} else {
-		r.latest[key] = obj
+		r.latest[kind][name] = obj
 	}
-	r.at[key] = at
+	r.at[kind][name] = at
 	close(r.wake)
 	r.wake = make(chan struct{})
 }
@@ -202,13 +205,10 @@ func (r *recorder) quiet(d, timeout time.Duration) (time.Time, error) {
 func (r *recorder) snapshot(kind string) (map[string]client.Object, map[string]time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	objs, at := map[string]client.Object{}, map[string]time.Time{}
-	prefix := kind + "/"
-	for key, obj := range r.latest {
-		if len(key) > len(prefix) && key[:len(prefix)] == prefix {
-			objs[key[len(prefix):]] = obj
-			at[key[len(prefix):]] = r.at[key]
-		}
+	objs, at := make(map[string]client.Object, len(r.latest[kind])), make(map[string]time.Time, len(r.latest[kind]))
+	for name, obj := range r.latest[kind] {
+		objs[name] = obj
+		at[name] = r.at[kind][name]
 	}
 	return objs, at
 }

@@ -178,6 +178,42 @@ func TestRestartMidWindowConverges(t *testing.T) {
 	})
 }
 
+// TestCreatedInsideAWindowIsOneEvent: an autoscaler created while a Schedule is active gets
+// one event, BoundsApplied naming that Schedule (it did not become active: it was); a
+// Schedule that opens later still gets its ScheduleActivated.
+func TestCreatedInsideAWindowIsOneEvent(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 10, 10, 0, 45, 0, time.UTC)
+	clk := newOffsetClock(now)
+	later := now.Truncate(time.Minute).Add(time.Minute) // a Schedule opens in 15 s
+	create(t, newAutoscaler(ns, "web", 2, 10),
+		oneShot(ns, "sale", "web", now.Add(-time.Hour), now.Add(time.Hour), 6, 30),
+		oneShot(ns, "rush", "web", later, later.Add(time.Hour), 8, 30))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 6, 30))
+	eventually(t, 5*time.Second, func() error {
+		msgs := eventMessages(t, ns, "web")
+		if len(msgs) != 1 || !strings.HasPrefix(msgs[0], "BoundsApplied: ") || !strings.Contains(msgs[0], "(was none; active Schedules: sale)") {
+			return fmt.Errorf("events %q, want one BoundsApplied that names Schedule sale", msgs)
+		}
+		return nil
+	})
+	clk.sleepUntil(later)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 8, 30))
+	eventually(t, 5*time.Second, func() error {
+		if got, want := eventReasons(t, ns, "web"), []string{"BoundsApplied", "ScheduleActivated"}; !slices.Equal(got, want) {
+			return fmt.Errorf("event reasons %v, want %v", got, want)
+		}
+		for _, m := range eventMessages(t, ns, "web") {
+			if strings.HasPrefix(m, "ScheduleActivated: ") && m != `ScheduleActivated: Schedule "rush" is active` {
+				return fmt.Errorf("event %q, want only Schedule rush's activation", m)
+			}
+		}
+		return nil
+	})
+}
+
 // TestOtherManagersAreNotFought: labels and a behavior that someone else sets on the HPA stay
 // as they are, through almanac's own later writes; only minReplicas and maxReplicas, which
 // almanac owns, are taken back.
@@ -405,6 +441,23 @@ func managerOf(hpa *autoscalingv2.HorizontalPodAutoscaler, manager string) strin
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// eventMessages returns "reason: note" of the events regarding the object named regarding.
+func eventMessages(t testing.TB, ns, regarding string) []string {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == regarding {
+			out = append(out, e.Reason+": "+e.Note)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func eventReasons(t testing.TB, ns, regarding string) []string {

@@ -1,0 +1,175 @@
+package jobs
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
+)
+
+// snapshotCache is a cache that has seen what it was last synced to, and nothing since.
+type snapshotCache struct {
+	client.Client // only Get is used
+	mu            sync.Mutex
+	objs          map[types.NamespacedName]*batchv1alpha1.ScheduledJob
+}
+
+func (c *snapshotCache) Get(_ context.Context, key types.NamespacedName, obj client.Object, _ ...client.GetOption) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.objs[key]
+	if !ok {
+		return apierrors.NewNotFound(batchv1alpha1.GroupVersion.WithResource("scheduledjobs").GroupResource(), key.Name)
+	}
+	o.DeepCopyInto(obj.(*batchv1alpha1.ScheduledJob))
+	return nil
+}
+
+// sync makes the cache catch up with the API server.
+func (c *snapshotCache) sync(t *testing.T, api client.Client, key types.NamespacedName) {
+	t.Helper()
+	o := &batchv1alpha1.ScheduledJob{}
+	if err := api.Get(context.Background(), key, o); err != nil {
+		t.Error(err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objs[key] = o
+}
+
+// countingReader counts the reads around the cache.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (r *countingReader) Get(ctx context.Context, key types.NamespacedName, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestReadRecord shows when a Job owner's record is read from the cache: only when the cached
+// copy is the version this process last read around the cache or wrote; every other read,
+// including the one after a failed write, goes around the cache and sees the stored record.
+func TestReadRecord(t *testing.T) {
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: "ns", Name: "nightly"}
+	api := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithStatusSubresource(&batchv1alpha1.ScheduledJob{}).
+		WithObjects(&batchv1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: "uid-1"}}).
+		Build()
+	cache := &snapshotCache{objs: map[types.NamespacedName]*batchv1alpha1.ScheduledJob{}}
+	cache.sync(t, api, key)
+	live := &countingReader{Reader: api}
+	// ReadRecord reads from the cache with b.Client.Get; WriteStatus writes to the API server.
+	b := Base{Client: cachedReads{Client: api, cache: cache}, APIReader: live, Records: NewRecords()}
+	read := func(wantGets int, what string) *batchv1alpha1.ScheduledJob {
+		t.Helper()
+		sj := &batchv1alpha1.ScheduledJob{}
+		if err := b.ReadRecord(ctx, key, sj); err != nil {
+			t.Fatal(err)
+		}
+		if live.gets != wantGets {
+			t.Fatalf("%s: %d reads around the cache, want %d", what, live.gets, wantGets)
+		}
+		return sj
+	}
+	tryWrite := func(sj *batchv1alpha1.ScheduledJob, slot time.Time) error {
+		changed := sj.DeepCopy()
+		changed.Status.LastScheduleTime = &metav1.Time{Time: slot}
+		_, err := b.WriteStatus(ctx, "ScheduledJob", sj, changed)
+		return err
+	}
+	write := func(sj *batchv1alpha1.ScheduledJob, slot time.Time) {
+		t.Helper()
+		if err := tryWrite(sj, slot); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	slot1 := time.Date(2027, 1, 1, 9, 0, 0, 0, time.UTC)
+	sj := read(1, "nothing remembered: the first read")
+	write(sj, slot1)
+
+	// The cache has not seen the write: the read goes around it and sees slot1.
+	sj = read(2, "cache behind the write")
+	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1) {
+		t.Fatalf("the read around the cache gave lastScheduleTime %v, want %v", got, slot1)
+	}
+	write(sj, slot1) // unchanged: nothing written, the version read is remembered
+
+	cache.sync(t, api, key)
+	sj = read(2, "cache at the version written")
+	write(sj, slot1.Add(2*time.Minute))
+
+	// The cache catches up while ReadRecord waits for it (RecordCatchUp): no read around it.
+	time.AfterFunc(RecordCatchUp/4, func() { cache.sync(t, api, key) })
+	sj = read(2, "cache catching up within RecordCatchUp")
+	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1.Add(2*time.Minute)) {
+		t.Fatalf("the cached read gave lastScheduleTime %v, want %v", got, slot1.Add(2*time.Minute))
+	}
+	write(sj, slot1)
+	cache.sync(t, api, key)
+	sj = read(2, "cache at the version written")
+	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1) {
+		t.Fatalf("the cached read gave lastScheduleTime %v, want %v", got, slot1)
+	}
+
+	// A reconcile that ends before its write (here: the one above) leaves nothing remembered.
+	sj = read(3, "the previous reconcile did not write")
+	write(sj, slot1)
+
+	// Someone else's write (here: a spec change) moves the stored version past the remembered
+	// one: the cache is synced to it, and still the read goes around the cache.
+	cache.sync(t, api, key)
+	sj = read(3, "cache at the version written")
+	other := sj.DeepCopy()
+	other.Spec.Suspend = true
+	if err := api.Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := tryWrite(sj, slot1.Add(time.Minute)); !apierrors.IsConflict(err) {
+		t.Fatalf("the write from a version that is gone returned %v, want a conflict", err)
+	}
+	cache.sync(t, api, key)
+	sj = read(4, "the write failed")
+	write(sj, slot1)
+
+	// Deleted and created again under the same name: another UID, so around the cache.
+	cache.sync(t, api, key)
+	if err := api.Delete(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	again := &batchv1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: "uid-2"}}
+	if err := api.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	cache.sync(t, api, key)
+	read(5, "another object of the same name")
+
+	// Without Records every read goes around the cache.
+	b.Records = nil
+	read(6, "no Records")
+	read(7, "no Records")
+}
+
+// cachedReads is a client whose reads come from a snapshotCache and whose writes go to the
+// API server.
+type cachedReads struct {
+	client.Client
+	cache *snapshotCache
+}
+
+func (c cachedReads) Get(ctx context.Context, key types.NamespacedName, obj client.Object, opts ...client.GetOption) error {
+	return c.cache.Get(ctx, key, obj, opts...)
+}
