@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +26,12 @@ type boundaryResult struct {
 	CPUAlmanac, CPURaw cpuUse
 	// ReqAlmanac and ReqRaw are the requests the API server counted during the bursts.
 	ReqAlmanac, ReqRaw requests
-	Profile            string
+	// ReturnedAlmanac: from each boundary to almanac's apply returning, as the manager
+	// recorded it (status.lastAppliedTransition.lag); ReturnedRaw: from each raw burst's start
+	// to each raw apply returning. With Almanac and Raw they split the time into the request
+	// and its arrival on the watch.
+	ReturnedAlmanac, ReturnedRaw dist
+	Profile                      string
 }
 
 // BenchmarkBoundaryBurst: ALMANAC_BENCH_BOUNDARY_N autoscalers (100) share each of
@@ -58,6 +64,8 @@ func (res boundaryResult) report() {
 	table.note(figure, "CPU during almanac's bursts: %s; during the raw bursts: %s; profile %s", res.CPUAlmanac, res.CPURaw, res.Profile)
 	table.note(figure, "requests the API server counted (watches left out) during almanac's bursts: %d (%s); during the raw bursts: %d (%s)",
 		res.ReqAlmanac.total(), res.ReqAlmanac, res.ReqRaw.total(), res.ReqRaw)
+	table.note(figure, "until the apply returned to its client: almanac (its lastAppliedTransition.lag) %s; raw %s",
+		res.ReturnedAlmanac, res.ReturnedRaw)
 }
 
 // boundaryBurst measures n autoscalers sharing each of `rounds` boundaries against a raw
@@ -144,7 +152,8 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 	wait := m.profile(tb, "boundary", time.Until(boundary(rounds-1).Add(gap)))
 	raw := newClient(tb, rawConfig(m.settings))
 
-	var almanac, rawLat []time.Duration
+	var almanac, rawLat, returnedRaw []time.Duration
+	var returnedMu sync.Mutex
 	for r := range rounds {
 		at := boundary(r)
 		sleepUntil(ctx, at.Add(-20*time.Millisecond))
@@ -165,7 +174,13 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 		start := time.Now()
 		value := int32(100 + r)
 		go func() {
-			if err := parallel(res.Workers, n, func(i int) error { return applyHPA(ctx, raw, ns, raws[i], value, 200) }); err != nil {
+			if err := parallel(res.Workers, n, func(i int) error {
+				err := applyHPA(ctx, raw, ns, raws[i], value, 200)
+				returnedMu.Lock()
+				returnedRaw = append(returnedRaw, time.Since(start))
+				returnedMu.Unlock()
+				return err
+			}); err != nil {
 				tb.Errorf("raw burst %d: %v", r, err)
 			}
 		}()
@@ -184,8 +199,40 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 		}
 	}
 	res.Almanac, res.Raw = summarize(almanac), summarize(rawLat)
+	returnedMu.Lock()
+	res.ReturnedRaw = summarize(returnedRaw)
+	returnedMu.Unlock()
+	res.ReturnedAlmanac = summarize(recordedLags(rec, names, rounds))
 	res.Profile = wait()
 	return res
+}
+
+// recordedLags returns, for each autoscaler in names, the lag of each transition it recorded
+// in status (lastAppliedTransition: from the boundary to its HPA apply returning), up to
+// rounds of them.
+func recordedLags(rec *recorder, names []string, rounds int) []time.Duration {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	type key struct {
+		name     string
+		boundary time.Time
+	}
+	lags := map[key]time.Duration{}
+	for _, e := range rec.since(time.Time{}) {
+		spa, ok := e.Obj.(*autoscalingv1alpha1.ScheduledPodAutoscaler)
+		if !ok || !want[e.Name] || spa.Status.LastAppliedTransition == nil {
+			continue
+		}
+		t := spa.Status.LastAppliedTransition
+		lags[key{e.Name, t.BoundaryTime.Time}] = t.Lag.Duration
+	}
+	out := make([]time.Duration, 0, len(names)*rounds)
+	for _, l := range lags {
+		out = append(out, l)
+	}
+	return out
 }
 
 // firstSeen waits until each HPA in names has been seen with minReplicas value since t, and
