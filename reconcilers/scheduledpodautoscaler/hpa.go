@@ -80,6 +80,8 @@ func upToDate(hpa *autoscalingv2.HorizontalPodAutoscaler, want *autoscalingv2ac.
 	}
 	live := hpa.DeepCopy()
 	live.ManagedFields = nil // not part of the comparison
+	// A typed object read from the API server (not the cache) has no apiVersion and kind.
+	live.SetGroupVersionKind(autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"))
 	liveTree, err := tree(live)
 	if err != nil || !covers(wantTree, liveTree) {
 		return false

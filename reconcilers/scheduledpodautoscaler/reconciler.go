@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,10 +77,20 @@ const DefaultWorkers = 128
 // reconcile that Lanes wakes once they are done (see jobs.Lanes).
 type Reconciler struct {
 	jobs.Base
-	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA and left the status
-	// to a later one, so that the transition's lag is measured to the write. It is only a
-	// report: without it (after a restart) the lag is measured to the status write.
-	appliedAt sync.Map // types.NamespacedName → time.Time
+	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA (and the HPA's
+	// resourceVersion that the write returned) and left the status to a later one, so that the
+	// transition's lag is measured to the write, and so that the later one, which often runs
+	// before the cache has the write, reads the HPA around the cache instead of writing it
+	// again. It is only a report and a hint: without it (after a restart) the lag is measured
+	// to the status write, and a cached HPA behind the write is written again, changing
+	// nothing.
+	appliedAt sync.Map // types.NamespacedName → applied
+}
+
+// applied is an HPA write whose transition is not in status yet.
+type applied struct {
+	at              time.Time
+	resourceVersion string
 }
 
 // controllerName names the controller, its metrics and its lane.
@@ -130,12 +141,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	d := scaling.Compute(spa, schedules.Items, now)
 
-	hs, err := r.applyHPA(ctx, spa, d)
+	var last *applied
+	if a, ok := r.appliedAt.Load(req.NamespacedName); ok {
+		last = new(a.(applied))
+	}
+	hs, err := r.applyHPA(ctx, spa, d, last)
 	urgentDone()
 	if !hs.appliedAt.IsZero() {
-		r.appliedAt.Store(req.NamespacedName, hs.appliedAt)
-	} else if at, ok := r.appliedAt.Load(req.NamespacedName); ok {
-		hs.appliedAt = at.(time.Time) // written by an earlier reconcile that left the status to this one
+		r.appliedAt.Store(req.NamespacedName, applied{at: hs.appliedAt, resourceVersion: hs.appliedVersion})
+	} else if last != nil {
+		hs.appliedAt = last.at // written by an earlier reconcile that left the status to this one
 	}
 	deferred, werr := r.writeStatus(ctx, spa, d, hs, now)
 	switch {
@@ -151,14 +166,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return jobs.RequeueAt(d.Next, r.Clock.Now()), nil
 }
 
-// applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for.
-func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired) (hpaState, error) {
+// applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for. last is
+// the write of an earlier reconcile whose transition is not in status yet (nil if none): when
+// the cached HPA is not the version that write returned, the HPA is read around the cache.
+func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, last *applied) (hpaState, error) {
 	want, err := desiredHPA(spa, d.Bounds)
 	if err != nil {
 		return hpaState{applyErr: err}, err
 	}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(spa), hpa); {
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(spa), hpa)
+	if err == nil && last != nil && hpa.ResourceVersion != last.resourceVersion {
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(spa), hpa)
+	}
+	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return hpaState{applyErr: err}, err
@@ -173,7 +194,7 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Applied HorizontalPodAutoscaler", "HorizontalPodAutoscaler", klog.KObj(spa),
 		"minReplicas", d.Bounds.Min, "maxReplicas", d.Bounds.Max, "active", d.Active)
-	return hpaState{appliedAt: r.Clock.Now()}, nil
+	return hpaState{appliedAt: r.Clock.Now(), appliedVersion: ptr.Deref(want.ResourceVersion, "")}, nil
 }
 
 // transition returns the transition that this reconcile completed, if any: the HPA has new

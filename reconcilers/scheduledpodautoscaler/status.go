@@ -24,6 +24,8 @@ type hpaState struct {
 	applyErr error
 	// appliedAt is when this reconcile patched the HPA; zero if it did not need to.
 	appliedAt time.Time
+	// appliedVersion is the HPA's resourceVersion that the patch returned.
+	appliedVersion string
 }
 
 // nextStatus returns the status that describes d, starting from the current status (so that
