@@ -2,7 +2,6 @@ package scaling_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,10 +64,7 @@ func TestReportDoesNotWriteTheHPAAgain(t *testing.T) {
 	open := time.Date(2030, 1, 7, 11, 0, 0, 0, time.UTC)
 	clk := newOffsetClock(open.Add(-10 * time.Second))
 	const n = 12
-	for i := range n {
-		name := fmt.Sprintf("app-%02d", i)
-		create(t, newAutoscaler(ns, name, 2, 10), oneShot(ns, name, name, open, open.Add(time.Hour), 5, 20))
-	}
+	createSharedBoundary(t, ns, open, n)
 	var lag *laggingHPAs
 	wrap := func(c client.Client) client.Client {
 		lag = &laggingHPAs{Client: c, stale: map[types.NamespacedName]*autoscalingv2.HorizontalPodAutoscaler{}}
@@ -79,14 +75,7 @@ func TestReportDoesNotWriteTheHPAAgain(t *testing.T) {
 	time.Sleep(time.Second)
 	before := lag.applies.Load()
 	clk.sleepUntil(open)
-	eventually(t, 30*time.Second, func() error {
-		for i := range n {
-			if err := hasBounds(ns, fmt.Sprintf("app-%02d", i), 5, 20)(); err != nil {
-				return err
-			}
-		}
-		return converged(ns, n)()
-	})
+	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
 	time.Sleep(time.Second)
 	if got := lag.applies.Load() - before; got != n {
 		t.Errorf("%d HPA applies at the boundary, want %d (one per autoscaler)", got, n)

@@ -711,22 +711,12 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
 	clk := newOffsetClock(open.Add(-10 * time.Second))
 	const n = 24
-	for i := range n {
-		name := fmt.Sprintf("app-%02d", i)
-		create(t, newAutoscaler(ns, name, 2, 10), oneShot(ns, name, name, open, open.Add(time.Hour), 5, 20))
-	}
+	createSharedBoundary(t, ns, open, n)
 	startManagerOpts(t, clk, managerOpts{workers: 4}, ns)
 	eventually(t, 30*time.Second, converged(ns, n))
 	writes := watchWrites(t, clk, ns)
 	clk.sleepUntil(open)
-	eventually(t, 30*time.Second, func() error {
-		for i := range n {
-			if err := hasBounds(ns, fmt.Sprintf("app-%02d", i), 5, 20)(); err != nil {
-				return err
-			}
-		}
-		return converged(ns, n)()
-	})
+	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
 	time.Sleep(time.Second) // the events go out after the statuses
 
 	rv := func(w write) int64 {
@@ -756,6 +746,29 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 		if rv(w) < rv(lastHPA) {
 			t.Errorf("%s was stored before the last HPA write of the boundary, %s", w, lastHPA)
 		}
+	}
+}
+
+// createSharedBoundary creates n autoscalers app-00… (2-10) whose one Schedule each opens at
+// open (5-20): n HPA writes due at one boundary.
+func createSharedBoundary(t testing.TB, ns string, open time.Time, n int) {
+	t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("app-%02d", i)
+		create(t, newAutoscaler(ns, name, 2, 10), oneShot(ns, name, name, open, open.Add(time.Hour), 5, 20))
+	}
+}
+
+// sharedBoundaryApplied reports whether every autoscaler of createSharedBoundary has its HPA
+// at the open bounds and its status converged.
+func sharedBoundaryApplied(ns string, n int) func() error {
+	return func() error {
+		for i := range n {
+			if err := hasBounds(ns, fmt.Sprintf("app-%02d", i), 5, 20)(); err != nil {
+				return err
+			}
+		}
+		return converged(ns, n)()
 	}
 }
 
