@@ -145,7 +145,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 		return nil
 	})
 	rec := record(tb, ns, true, "HorizontalPodAutoscaler", "ScheduledPodAutoscaler", "Schedule", "Event")
-	if _, err := rec.quiet(300*time.Millisecond, time.Until(first)-200*time.Millisecond); err != nil {
+	if _, err := rec.quiet(300*time.Millisecond, time.Until(first)-settle-100*time.Millisecond); err != nil {
 		tb.Fatalf("setup did not settle before the first boundary: %v", err)
 	}
 	procs := pids(m, nil)
@@ -156,7 +156,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 	var returnedMu sync.Mutex
 	for r := range rounds {
 		at := boundary(r)
-		sleepUntil(ctx, at.Add(-20*time.Millisecond))
+		sleepUntil(ctx, at.Add(-settle))
 		before, reqs := cpuNow(procs), apiRequestsOrLog(tb)
 		lat, err := firstSeen(rec, at, names, want(r), 30*time.Second)
 		if err != nil {
@@ -171,6 +171,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 
 		// The raw burst, at equal concurrency, while almanac is idle.
 		before, reqs = cpuNow(procs), apiRequestsOrLog(tb)
+		time.Sleep(settle)
 		start := time.Now()
 		value := int32(100 + r)
 		go func() {
@@ -194,7 +195,7 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 		}
 		res.CPURaw.add(cpuNow(procs).since(before))
 		res.ReqRaw.add(apiRequestsOrLog(tb).since(reqs))
-		if r+1 < rounds && time.Until(boundary(r+1)) < 200*time.Millisecond {
+		if r+1 < rounds && time.Until(boundary(r+1)) < settle+100*time.Millisecond {
 			tb.Fatalf("round %d ended %s: the gap of %s between boundaries is too short for this machine", r, until(boundary(r+1)), gap)
 		}
 	}

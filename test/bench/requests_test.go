@@ -9,8 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // requests counts the API server's requests by "VERB resource[/subresource] code", from its
@@ -18,13 +21,32 @@ import (
 // whoever made it.
 type requests map[string]float64
 
-// apiRequests reads the API server's request counters.
-func apiRequests() (requests, error) {
-	cs, err := kubernetes.NewForConfig(harnessConfig())
+// settle is how long a burst starts after the harness last read the API server's counters
+// (apiRequests): a read makes the API server write out every metric it has, tens of
+// milliseconds of its CPU and as much garbage to collect, which must not fall on the burst
+// that the read is taken for.
+const settle = 300 * time.Millisecond
+
+// metricsClient reads the API server's metrics: one client for the whole run (a new one
+// would open a new TLS connection at every read), asking for the text uncompressed (gzip
+// took more of the API server's CPU than writing the text).
+var metricsClient = sync.OnceValues(func() (rest.Interface, error) {
+	cfg := harnessConfig()
+	cfg.DisableCompression = true
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	return cs.Discovery().RESTClient(), nil
+})
+
+// apiRequests reads the API server's request counters.
+func apiRequests() (requests, error) {
+	c, err := metricsClient()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the API server's metrics: %w", err)
 	}

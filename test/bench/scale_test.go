@@ -100,6 +100,7 @@ func scale(tb testing.TB, n int, quiet time.Duration, profileChunk time.Duration
 	cleanup(tb, floorNS)
 	spas, schedules := populate(tb, c, floorNS, n, now)
 	reqs := apiRequestsOrLog(tb)
+	time.Sleep(settle)
 	res.Floor = floor(tb, rawConfig(s), s, spas, schedules, now)
 	res.RequestsFloor = apiRequestsOrLog(tb).since(reqs)
 	if err := deleteAll(ctx, floorNS); err != nil {
@@ -108,6 +109,7 @@ func scale(tb testing.TB, n int, quiet time.Duration, profileChunk time.Duration
 
 	rec := record(tb, ns, false, "HorizontalPodAutoscaler", "ScheduledPodAutoscaler", "Schedule", "Event")
 	reqs = apiRequestsOrLog(tb)
+	time.Sleep(settle)
 	start := time.Now()
 	m, err := launchManager("scale")
 	if err != nil {

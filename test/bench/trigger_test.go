@@ -129,6 +129,7 @@ func triggerBurst(tb testing.TB, m *manager, n, rounds int) triggerResult {
 		}
 
 		before, reqs := cpuNow(procs), apiRequestsOrLog(tb)
+		time.Sleep(settle)
 		start := time.Now()
 		go func() {
 			if err := parallel(res.Workers, n, func(i int) error { return complete(ctx, raw, upJobs[i]) }); err != nil {
@@ -153,6 +154,7 @@ func triggerBurst(tb testing.TB, m *manager, n, rounds int) triggerResult {
 		res.ReqAlmanac.add(apiRequestsOrLog(tb).since(reqs))
 
 		before, reqs = cpuNow(procs), apiRequestsOrLog(tb)
+		time.Sleep(settle)
 		start = time.Now()
 		go func() {
 			if err := parallel(res.Workers, n, func(i int) error {
