@@ -229,8 +229,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
 	// the statuses, Schedule phases and events after them. The scaling reconcilers hold back
-	// their whole report (status and events); the Job owners write their status at once (it
-	// records the run) and hold back their events.
+	// their whole report (status and events); the Job owners write their status in the
+	// reconcile that started the run (it records the run), after the other objects' urgent
+	// writes (jobs.Base.WriteRecord), and hold back their events.
 	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	sj := scheduledjob.New(mgr, clk)
 	sj.Lanes = lanes

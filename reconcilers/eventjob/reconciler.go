@@ -106,7 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := nextStatus(ej, &p, res, upstream, current, now)
 	written := ej.DeepCopy()
 	written.Status = *status
-	if _, err := r.WriteStatus(ctx, gvk.Kind, ej, written); err != nil {
+	if _, err := r.WriteRecord(ctx, controllerName, gvk.Kind, ej, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.report(ej, status, res, current)

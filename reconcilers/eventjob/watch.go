@@ -21,6 +21,8 @@ import (
 // and an EventJob's own Jobs) and batchv1alpha1.EventJobTriggerField (the EventJobs that
 // follow a Job) from api/index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	opts := r.ControllerOptions(DefaultWorkers)
+	r.Lanes.SetWorkers(controllerName, opts.MaxConcurrentReconciles)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		// Our own status writes change no generation and need no reconcile.
@@ -32,7 +34,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// are on.
 		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(r.ControllerOptions(DefaultWorkers)).
+		WithOptions(opts).
 		Complete(r)
 }
 

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -46,11 +47,19 @@ type Lanes struct {
 	byTime dueHeap               // the same, by instant (entries may be stale: check due)
 	// inFlight counts the urgent writes under way that were due (their instant had passed).
 	inFlight int
+	workers  map[string]int                           // by controller (SetWorkers)
+	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
 	deferred map[string]map[types.NamespacedName]bool // by controller
 	wake     map[string]chan event.GenericEvent       // by controller
 	held     []func()                                 // events recorded while busy (Events)
 	timer    *time.Timer
 }
+
+// MaxRecordWait bounds how long a Job owner's status write waits for urgent writes under
+// way (WaitUnderWay): long enough for the other Jobs of a slot or a trigger, which take
+// milliseconds to a few hundred, short enough that a boundary of thousands of HPA writes
+// delays the records of a slot that shares its instant by no more.
+const MaxRecordWait = time.Second
 
 // MaxHeldEvents bounds the events that Lanes holds back; beyond it they are recorded at once.
 const MaxHeldEvents = 10000
@@ -102,6 +111,8 @@ func NewLanes(clk clock.PassiveClock, maxDelay time.Duration) *Lanes {
 	return &Lanes{
 		clock: clk, maxDelay: maxDelay,
 		due:      map[laneKey]time.Time{},
+		workers:  map[string]int{},
+		waiters:  map[string]map[chan struct{}]bool{},
 		deferred: map[string]map[types.NamespacedName]bool{},
 		wake:     map[string]chan event.GenericEvent{},
 	}
@@ -133,17 +144,20 @@ func (l *Lanes) Expect(controller string, key types.NamespacedName, at time.Time
 		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	k := laneKey{controller, key}
-	if at.IsZero() {
+	cur, had := l.due[k]
+	switch {
+	case at.IsZero():
 		delete(l.due, k)
-		return
+	case had && cur.Equal(at):
+	default:
+		l.due[k] = at
+		heap.Push(&l.byTime, dueEntry{at: at, key: k})
 	}
-	if cur, ok := l.due[k]; ok && cur.Equal(at) {
-		return
+	l.mu.Unlock()
+	if had {
+		l.flushIfIdle() // what waited for the write it expected before may go now
 	}
-	l.due[k] = at
-	heap.Push(&l.byTime, dueEntry{at: at, key: k})
 }
 
 // Forget drops what was expected of an object that is gone.
@@ -173,10 +187,77 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 		once.Do(func() {
 			l.mu.Lock()
 			l.inFlight--
+			if l.inFlight == 0 {
+				for c := range l.waiters {
+					l.releaseLocked(c)
+				}
+			}
 			l.mu.Unlock()
 			l.flushIfIdle()
 		})
 	}
+}
+
+// SetWorkers tells Lanes how many reconciles controller runs at once (WaitUnderWay).
+func (l *Lanes) SetWorkers(controller string, n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.workers[controller] = n
+}
+
+// WaitUnderWay waits while urgent writes are under way, at most maxWait, or until ctx is done;
+// it returns at once for nil Lanes. The Job owners (ScheduledJob, EventJob) call it before
+// the status write that records a run: the record is still written before their reconcile
+// returns, so the next reconcile of the same object reads it, but after the Jobs of the other
+// objects of the same slot or trigger that are being created, which it would otherwise delay
+// (such a write costs the API server more than the Job it records). It never holds the last
+// free worker of controller (SetWorkers; one if not told): the call that would leave every
+// worker waiting lets them all go, since work may be queued behind them (a slot of 1,000
+// ScheduledJobs on 32 workers goes out in waves of 32 Jobs, each followed by its records). It
+// does not wait for writes due but not started. A caller whose own urgent write is under way
+// marks it done first, or it waits for itself.
+func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait time.Duration) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.inFlight == 0 {
+		l.mu.Unlock()
+		return
+	}
+	if len(l.waiters[controller])+1 >= max(l.workers[controller], 1) {
+		l.releaseLocked(controller)
+		l.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	if l.waiters[controller] == nil {
+		l.waiters[controller] = map[chan struct{}]bool{}
+	}
+	l.waiters[controller][done] = true
+	l.mu.Unlock()
+	t := time.NewTimer(maxWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	delete(l.waiters[controller], done)
+	l.mu.Unlock()
+}
+
+// releaseLocked lets go every WaitUnderWay call of controller.
+func (l *Lanes) releaseLocked(controller string) {
+	for done := range l.waiters[controller] {
+		close(done)
+	}
+	delete(l.waiters, controller)
 }
 
 // Defer reports whether the report of the object key of controller must wait (urgent writes

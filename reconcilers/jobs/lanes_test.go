@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -166,5 +167,126 @@ func TestLanesHoldEvents(t *testing.T) {
 	var none *Lanes
 	if _, wrapped := none.Events(rec).(heldEvents); wrapped {
 		t.Error("nil Lanes wrapped the recorder")
+	}
+}
+
+// TestLanesWaitUnderWay: WaitUnderWay returns at once when no urgent write is under way
+// (one due but not started does not count); otherwise it waits until none is, including those
+// started after it, at most maxWait, or until its context is done; and it never leaves every
+// worker of its controller waiting.
+func TestLanesWaitUnderWay(t *testing.T) {
+	ctx := context.Background()
+	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	clk := clocktesting.NewFakeClock(slot)
+	l := NewLanes(clk, time.Hour)
+	l.SetWorkers("scheduledjob", 3)
+	l.SetWorkers("eventjob", 3)
+	urgent := func(name string) func() {
+		l.Expect("scheduledjob", key(name), slot)
+		return l.Urgent("scheduledjob", key(name))
+	}
+	waiting := func(controller string) int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.waiters[controller])
+	}
+	// wait calls WaitUnderWay and returns once the call waits (or returned).
+	wait := func(ctx context.Context, controller string, maxWait time.Duration) <-chan struct{} {
+		before := waiting(controller)
+		ch := make(chan struct{})
+		go func() {
+			l.WaitUnderWay(ctx, controller, maxWait)
+			close(ch)
+		}()
+		for waiting(controller) == before {
+			select {
+			case <-ch:
+				return ch
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return ch
+	}
+	mustReturn := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("WaitUnderWay did not return %s", what)
+		}
+	}
+	mustWait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+			t.Fatalf("WaitUnderWay returned %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	var nilLanes *Lanes
+	nilLanes.WaitUnderWay(ctx, "scheduledjob", time.Hour)
+	l.Expect("scheduledjob", key("due"), slot) // due, its reconcile not started
+	mustReturn(wait(ctx, "scheduledjob", time.Hour), "when nothing is under way (one Job due, not started)")
+
+	// Three workers: two may wait, the third call lets them all go.
+	doneA := urgent("a")
+	w1, w2 := wait(ctx, "scheduledjob", time.Hour), wait(ctx, "eventjob", time.Hour)
+	doneB := urgent("b") // starts after them
+	doneA()
+	mustWait(w1, "while a Job is under way")
+	mustWait(w2, "while a Job is under way")
+	w3 := wait(ctx, "scheduledjob", time.Hour)
+	mustWait(w3, "with a worker of its controller free")
+	mustReturn(wait(ctx, "scheduledjob", time.Hour), "when every other worker of its controller waits")
+	mustReturn(w1, "when every worker of its controller would wait")
+	mustReturn(w3, "when every worker of its controller would wait")
+	mustWait(w2, "while a Job is under way (another controller's workers let go)")
+	doneB()
+	mustReturn(w2, "when the last Job was done")
+
+	// A Job that stays under way: at most maxWait, or until the context is done.
+	doneC := urgent("c")
+	start := time.Now()
+	mustReturn(wait(ctx, "scheduledjob", 30*time.Millisecond), "after maxWait")
+	if waited := time.Since(start); waited < 30*time.Millisecond {
+		t.Errorf("WaitUnderWay returned after %s, before maxWait", waited)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	w4 := wait(cctx, "scheduledjob", time.Hour)
+	mustWait(w4, "while a Job is under way")
+	cancel()
+	mustReturn(w4, "when its context was done")
+	if n := waiting("scheduledjob"); n != 0 {
+		t.Errorf("%d calls counted as waiting after they returned", n)
+	}
+	doneC()
+
+	// A controller whose worker count was not told has one: it never waits.
+	doneD := urgent("d")
+	mustReturn(wait(ctx, "unknown", time.Hour), "for a controller of one worker")
+	doneD()
+}
+
+// TestLanesForgetWakesReports: a report deferred for an urgent write that is then forgotten
+// (its object was deleted) is woken at once, not maxDelay later.
+func TestLanesForgetWakesReports(t *testing.T) {
+	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	l := NewLanes(clocktesting.NewFakeClock(boundary), time.Hour)
+	wake := l.channel("schedule")
+	l.Expect("scheduledpodautoscaler", key("gone"), boundary)
+	if !l.Defer("schedule", key("s")) {
+		t.Fatal("a report was not deferred while an HPA write is due")
+	}
+	l.Forget("scheduledpodautoscaler", key("gone"))
+	select {
+	case ev := <-wake:
+		if ev.Object.GetName() != "s" {
+			t.Errorf("woke %s, want s", ev.Object.GetName())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deferred report was not woken when the write it waited for was forgotten")
 	}
 }

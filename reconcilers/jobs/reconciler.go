@@ -90,9 +90,29 @@ func (b *Base) ControllerOptions(workers int) controller.Options {
 // events to emit, the transition to record) is what this reconcile changed; no reconciler
 // remembers its own writes. It reports whether it wrote. kind names the object in errors.
 func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
+	return b.writeStatus(ctx, "", kind, obj, changed)
+}
+
+// WriteRecord is WriteStatus for the status that records the runs of a Job owner
+// (ScheduledJob, EventJob), written by the reconcile that started them, in the controller
+// named controller: when it has a change to write, it first waits while urgent writes are
+// under way (the other Jobs of the slot or the trigger, a boundary's HPA writes), at most
+// MaxRecordWait and never with every worker of the controller (Lanes.WaitUnderWay). The
+// record is still written before the reconcile returns, so the next reconcile of the same
+// object reads it; a crash during the wait is a crash between a Job and its record, which
+// the Job's name covers (CreateJob).
+func (b *Base) WriteRecord(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
+	return b.writeStatus(ctx, controller, kind, obj, changed)
+}
+
+// writeStatus is WriteStatus, and WriteRecord for a controller that is not "".
+func (b *Base) writeStatus(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
 	if equality.Semantic.DeepEqual(obj, changed) {
 		b.recordWritten(obj, nil)
 		return false, nil
+	}
+	if controller != "" {
+		b.Lanes.WaitUnderWay(ctx, controller, MaxRecordWait)
 	}
 	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
 	b.recordWritten(changed, err)

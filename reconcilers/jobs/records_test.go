@@ -2,15 +2,19 @@ package jobs
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
@@ -172,4 +176,83 @@ type cachedReads struct {
 
 func (c cachedReads) Get(ctx context.Context, key types.NamespacedName, obj client.Object, opts ...client.GetOption) error {
 	return c.cache.Get(ctx, key, obj, opts...)
+}
+
+// TestWriteRecordWaitsForOtherJobs: the status write that records a run goes out after the
+// Jobs of other objects that are under way (Lanes.WaitUnderWay), where WriteStatus and a record
+// with nothing to change go out at once.
+func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: "ns", Name: "nightly"}
+	var mu sync.Mutex
+	var patches []string
+	api := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithStatusSubresource(&batchv1alpha1.ScheduledJob{}).
+		WithObjects(&batchv1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: "uid-1"}}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			mu.Lock()
+			patches = append(patches, obj.(*batchv1alpha1.ScheduledJob).Status.LastScheduleTime.UTC().Format(time.RFC3339))
+			mu.Unlock()
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}).
+		Build()
+	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	lanes := NewLanes(clocktesting.NewFakeClock(slot), time.Hour)
+	lanes.SetWorkers("scheduledjob", 32)
+	b := Base{Client: api, APIReader: api, Lanes: lanes}
+	written := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(patches)
+	}
+	record := func(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
+		return b.WriteRecord(ctx, "scheduledjob", kind, obj, changed)
+	}
+	write := func(f func(context.Context, string, client.Object, client.Object) (bool, error), at time.Time) <-chan error {
+		sj := &batchv1alpha1.ScheduledJob{}
+		if err := api.Get(ctx, key, sj); err != nil {
+			t.Fatal(err)
+		}
+		changed := sj.DeepCopy()
+		changed.Status.LastScheduleTime = &metav1.Time{Time: at}
+		done := make(chan error, 1)
+		go func() {
+			_, err := f(ctx, "ScheduledJob", sj, changed)
+			done <- err
+		}()
+		return done
+	}
+	wait := func(done <-chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the status write did not return")
+		}
+	}
+
+	// Another ScheduledJob's Job of the same slot is under way.
+	lanes.Expect("scheduledjob", types.NamespacedName{Namespace: "ns", Name: "other"}, slot)
+	otherDone := lanes.Urgent("scheduledjob", types.NamespacedName{Namespace: "ns", Name: "other"})
+	wait(write(b.WriteStatus, slot))
+	recorded := write(record, slot.Add(time.Minute))
+	time.Sleep(20 * time.Millisecond)
+	if got := written(); len(got) != 1 {
+		t.Fatalf("status writes while another Job is under way: %v, want only WriteStatus's", got)
+	}
+	unchanged := &batchv1alpha1.ScheduledJob{}
+	if err := api.Get(ctx, key, unchanged); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := record(ctx, "ScheduledJob", unchanged, unchanged.DeepCopy()); err != nil || wrote {
+		t.Fatalf("WriteRecord of an unchanged record: wrote %v, %v", wrote, err)
+	}
+	otherDone()
+	wait(recorded)
+	if diff := cmp.Diff([]string{"2030-01-07T00:00:00Z", "2030-01-07T00:01:00Z"}, written()); diff != "" {
+		t.Errorf("status writes (-want +got):\n%s", diff)
+	}
 }

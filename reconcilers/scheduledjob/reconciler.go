@@ -51,12 +51,14 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
 // SetupWithManager registers the reconciler with mgr, whose cache must have the index
 // batchv1alpha1.JobControllerField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	opts := r.ControllerOptions(DefaultWorkers)
+	r.Lanes.SetWorkers(controllerName, opts.MaxConcurrentReconciles)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
-		WithOptions(r.ControllerOptions(DefaultWorkers)).
+		WithOptions(opts).
 		Complete(r)
 }
 
@@ -98,7 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := nextStatus(sj, &p, out, owned, now)
 	written := sj.DeepCopy()
 	written.Status = *status
-	if _, err := r.WriteStatus(ctx, gvk.Kind, sj, written); err != nil {
+	if _, err := r.WriteRecord(ctx, controllerName, gvk.Kind, sj, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := currentJobs(owned, p.replace, out.job)
