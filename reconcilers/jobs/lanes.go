@@ -47,12 +47,14 @@ type Lanes struct {
 	byTime dueHeap               // the same, by instant (entries may be stale: check due)
 	// inFlight counts the urgent writes under way that were due (their instant had passed).
 	inFlight int
-	workers  map[string]int                           // by controller (SetWorkers)
-	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
-	deferred map[string]map[types.NamespacedName]bool // by controller
-	wake     map[string]chan event.GenericEvent       // by controller
-	held     []func()                                 // events recorded while busy (Events)
-	timer    *time.Timer
+	// recording counts the Job owners' records being written after their Jobs (Recording).
+	recording int
+	workers   map[string]int                           // by controller (SetWorkers)
+	waiters   map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
+	deferred  map[string]map[types.NamespacedName]bool // by controller
+	wake      map[string]chan event.GenericEvent       // by controller
+	held      []func()                                 // events recorded while busy (Events)
+	timer     *time.Timer
 }
 
 // MaxRecordWait bounds how long a Job owner's status write waits for urgent writes under
@@ -252,6 +254,27 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 	l.mu.Unlock()
 }
 
+// Recording marks a Job owner's record (the status write after its Job) as under way until
+// the returned function is called: the reports and events wait for it as for the urgent
+// writes, but WaitUnderWay does not. For nil Lanes it does nothing.
+func (l *Lanes) Recording() (done func()) {
+	if l == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	l.recording++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.recording--
+			l.mu.Unlock()
+			l.flushIfIdle()
+		})
+	}
+}
+
 // releaseLocked lets go every WaitUnderWay call of controller.
 func (l *Lanes) releaseLocked(controller string) {
 	for done := range l.waiters[controller] {
@@ -283,7 +306,7 @@ func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
 // busyLocked reports whether an urgent write is under way, or due (its instant has passed, by
 // less than maxDelay).
 func (l *Lanes) busyLocked() bool {
-	if l.inFlight > 0 {
+	if l.inFlight > 0 || l.recording > 0 {
 		return true
 	}
 	now := l.clock.Now()

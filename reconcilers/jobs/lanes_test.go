@@ -131,8 +131,8 @@ func (r *recordedEvents) got() []string {
 }
 
 // TestLanesHoldEvents: an event recorded while the Jobs of a slot are being created waits
-// until the last of them is created, as it read when it was recorded; one recorded when
-// nothing is urgent goes out at once; nil Lanes hold nothing.
+// until the last of them is created and the records written after them, as it read when it
+// was recorded; one recorded when nothing is urgent goes out at once; nil Lanes hold nothing.
 func TestLanesHoldEvents(t *testing.T) {
 	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
@@ -157,12 +157,21 @@ func TestLanesHoldEvents(t *testing.T) {
 	if got := rec.got(); len(got) != 1 {
 		t.Fatalf("recorded %q while b's Job is due, want the event held", got)
 	}
+	recordA := l.Recording() // a's record is written after the Jobs
 	doneB := l.Urgent("scheduledjob", key("b"))
 	doneB()
+	if got := rec.got(); len(got) != 1 {
+		t.Fatalf("recorded %q while a's record is being written, want the event held", got)
+	}
+	l.WaitUnderWay(context.Background(), "scheduledjob", time.Hour) // records do not hold it
+	recordA()
+	recordA() // idempotent
 	want := []string{"Quiet nightly-1: at rest", "JobCreated nightly-1: Created Job nightly-1"}
 	if got := rec.got(); !slices.Equal(got, want) {
-		t.Fatalf("after the last Job: recorded %q, want %q", got, want)
+		t.Fatalf("after the last Job and record: recorded %q, want %q", got, want)
 	}
+	var nilLanes *Lanes
+	nilLanes.Recording()()
 
 	var none *Lanes
 	if _, wrapped := none.Events(rec).(heldEvents); wrapped {

@@ -179,26 +179,35 @@ func (c cachedReads) Get(ctx context.Context, key types.NamespacedName, obj clie
 }
 
 // TestWriteRecordWaitsForOtherJobs: the status write that records a run goes out after the
-// Jobs of other objects that are under way (Lanes.WaitUnderWay), where WriteStatus and a record
-// with nothing to change go out at once.
+// Jobs of other objects that are under way (Lanes.WaitUnderWay), with the events held until it
+// is written (Lanes.Recording), where WriteStatus and a record with nothing to change go out
+// at once.
 func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: "ns", Name: "nightly"}
 	var mu sync.Mutex
 	var patches []string
+	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	lanes := NewLanes(clocktesting.NewFakeClock(slot), time.Hour)
+	lanes.SetWorkers("scheduledjob", 32)
+	busy := func() string {
+		lanes.mu.Lock()
+		defer lanes.mu.Unlock()
+		if lanes.busyLocked() {
+			return " (events held)"
+		}
+		return ""
+	}
 	api := fake.NewClientBuilder().WithScheme(scheme.New()).
 		WithStatusSubresource(&batchv1alpha1.ScheduledJob{}).
 		WithObjects(&batchv1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: "uid-1"}}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			mu.Lock()
-			patches = append(patches, obj.(*batchv1alpha1.ScheduledJob).Status.LastScheduleTime.UTC().Format(time.RFC3339))
+			patches = append(patches, obj.(*batchv1alpha1.ScheduledJob).Status.LastScheduleTime.UTC().Format(time.RFC3339)+busy())
 			mu.Unlock()
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).
 		Build()
-	slot := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
-	lanes := NewLanes(clocktesting.NewFakeClock(slot), time.Hour)
-	lanes.SetWorkers("scheduledjob", 32)
 	b := Base{Client: api, APIReader: api, Lanes: lanes}
 	written := func() []string {
 		mu.Lock()
@@ -252,7 +261,9 @@ func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 	}
 	otherDone()
 	wait(recorded)
-	if diff := cmp.Diff([]string{"2030-01-07T00:00:00Z", "2030-01-07T00:01:00Z"}, written()); diff != "" {
+	// WriteStatus went out while the other Job was under way; the record after it, holding
+	// the events back while it was written.
+	if diff := cmp.Diff([]string{"2030-01-07T00:00:00Z (events held)", "2030-01-07T00:01:00Z (events held)"}, written()); diff != "" {
 		t.Errorf("status writes (-want +got):\n%s", diff)
 	}
 }
