@@ -32,8 +32,11 @@ const DefaultMaxReportDelay = 30 * time.Second
 // when it is under way (Urgent); a report (a status write and its events) that finds urgent
 // writes of an instant due or under way is deferred (Defer), and its reconciler is woken
 // through its Wake source once none is left, or at the latest maxDelay after the instant of
-// the oldest one still due. Writes that no instant called for (a manager starting, a spec
-// that changed) hold nothing back: there is no instant to be late for.
+// the oldest one still due. Between the two go the Job owners' records of their runs, which
+// are written in the reconcile that started the run: after the urgent writes under way
+// (WaitUnderWay), and ahead of the reports (Recording). Writes that no instant called for (a
+// manager starting, a spec that changed) hold nothing back: there is no instant to be late
+// for.
 //
 // Only the order lives in memory, and nothing depends on it: a deferred reconcile has written
 // nothing (it writes when it is woken, from what it reads then), and a manager that starts
@@ -304,7 +307,7 @@ func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
 }
 
 // busyLocked reports whether an urgent write is under way, or due (its instant has passed, by
-// less than maxDelay).
+// less than maxDelay), or a Job owner's record after one is being written (Recording).
 func (l *Lanes) busyLocked() bool {
 	if l.inFlight > 0 || l.recording > 0 {
 		return true

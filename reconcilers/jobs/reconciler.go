@@ -98,9 +98,10 @@ func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client
 // named controller: when it has a change to write, it first waits while urgent writes are
 // under way (the other Jobs of the slot or the trigger, a boundary's HPA writes), at most
 // MaxRecordWait and never with every worker of the controller (Lanes.WaitUnderWay); the
-// reports and events wait for it in turn (Lanes.Recording). The record is still written before the reconcile returns, so the next reconcile of the same
-// object reads it; a crash during the wait is a crash between a Job and its record, which
-// the Job's name covers (CreateJob).
+// reports and events wait for it in turn (Lanes.Recording). The record is still written
+// before the reconcile returns, so the next reconcile of the same object reads it; a crash
+// during the wait is a crash between a Job and its record, which the Job's name covers
+// (CreateJob).
 func (b *Base) WriteRecord(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
 	return b.writeStatus(ctx, controller, kind, obj, changed)
 }
