@@ -29,16 +29,6 @@ func nextMinute(t time.Time, lead time.Duration) time.Time {
 	return t.Add(lead).Truncate(time.Minute).Add(time.Minute)
 }
 
-// awayFromMinuteTurn moves clk past the next minute's turn when that is less than 10 s
-// away. A test that creates an every-minute ScheduledJob and then names its first slot
-// (nextMinute of the clock) would name another minute than the reconciler if the two read
-// the clock on either side of a turn, which a slow machine makes likely when it is near.
-func awayFromMinuteTurn(clk *testClock) {
-	if turn := nextMinute(clk.Now(), 0); turn.Sub(clk.Now()) < 10*time.Second {
-		clk.JumpTo(turn.Add(time.Second))
-	}
-}
-
 // A one-shot creates its Job at its instant, not before, and its phase follows the Job.
 func TestOneShotRunsAtItsInstant(t *testing.T) {
 	ns := namespace(t)
