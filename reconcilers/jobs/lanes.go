@@ -160,7 +160,7 @@ func (l *Lanes) Expect(controller string, key types.NamespacedName, at time.Time
 		heap.Push(&l.byTime, dueEntry{at: at, key: k})
 	}
 	l.mu.Unlock()
-	if had {
+	if had && !cur.Equal(at) {
 		l.flushIfIdle() // what waited for the write it expected before may go now
 	}
 }
