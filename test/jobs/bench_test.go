@@ -78,6 +78,7 @@ func BenchmarkScheduleToJob(b *testing.B) {
 
 	sj := newSJ(ns, "bench")
 	sj.Spec.Schedule = "* * * * *"
+	awayFromMinuteTurn(clk)
 	if err := env.Client.Create(ctx, sj); err != nil {
 		b.Fatal(err)
 	}

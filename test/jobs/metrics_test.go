@@ -78,6 +78,7 @@ func TestJobMetrics(t *testing.T) {
 	sj := newSJ(ns, "forbid")
 	sj.Spec.Schedule = "* * * * *"
 	sj.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyForbid
+	awayFromMinuteTurn(clk)
 	if err := env.Client.Create(ctx, sj); err != nil {
 		t.Fatal(err)
 	}

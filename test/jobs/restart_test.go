@@ -51,6 +51,7 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 	// Every succeeded Job is pruned as soon as it finishes: its slot must not run again.
 	sj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](0)
 	sj.Spec.FailedJobsHistoryLimit = ptr.To[int32](1)
+	awayFromMinuteTurn(clk)
 	if err := env.Client.Create(ctx, sj); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,28 @@ func nextMinute(t time.Time, lead time.Duration) time.Time {
 	return t.Add(lead).Truncate(time.Minute).Add(time.Minute)
 }
 
+// awayFromMinuteTurn waits, in real time, until neither the wall clock nor clk is within 10 s
+// of a minute's turn. A test that creates an every-minute ScheduledJob and names its first
+// slot (the minute after the later of its creation and clk) reads the clocks after the
+// reconciler did: near a turn, the two could read either side of it and name different
+// minutes. The clock is not jumped instead: it would then be ahead of the API server's
+// creationTimestamp, and the slot between them would run at once, before the test counts.
+func awayFromMinuteTurn(clk *testClock) {
+	const margin = 10 * time.Second
+	for {
+		var wait time.Duration
+		for _, now := range []time.Time{time.Now(), clk.Now()} {
+			if left := nextMinute(now, 0).Sub(now); left < margin {
+				wait = max(wait, left+time.Second)
+			}
+		}
+		if wait == 0 {
+			return
+		}
+		time.Sleep(wait)
+	}
+}
+
 // A one-shot creates its Job at its instant, not before, and its phase follows the Job.
 func TestOneShotRunsAtItsInstant(t *testing.T) {
 	ns := namespace(t)
