@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,16 +49,21 @@ type Lanes struct {
 	mu     sync.Mutex
 	due    map[laneKey]time.Time // the instant of each object's next urgent write
 	byTime dueHeap               // the same, by instant (entries may be stale: check due)
-	// inFlight counts the urgent writes under way that were due (their instant had passed).
+	// inFlight counts the urgent writes under way that were due (their instant had passed),
+	// underWay names them.
 	inFlight int
+	underWay map[laneKey]bool
 	// recording counts the Job owners' records being written after their Jobs (Recording).
 	recording int
-	workers   map[string]int                           // by controller (SetWorkers)
-	waiters   map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
-	deferred  map[string]map[types.NamespacedName]bool // by controller
-	wake      map[string]chan event.GenericEvent       // by controller
-	held      []func()                                 // events recorded while busy (Events)
-	timer     *time.Timer
+	// landing holds the urgent writes whose sighting on the manager's watch is awaited
+	// (Landing), by kind and object.
+	landing  map[landKey]*landing
+	workers  map[string]int                           // by controller (SetWorkers)
+	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
+	deferred map[string]map[types.NamespacedName]bool // by controller
+	wake     map[string]chan event.GenericEvent       // by controller
+	held     []func()                                 // events recorded while busy (Events)
+	timer    *time.Timer
 }
 
 // MaxRecordWait bounds how long a Job owner's status write waits for urgent writes under
@@ -120,6 +126,8 @@ func NewLanes(clk clock.PassiveClock, maxDelay time.Duration) *Lanes {
 		waiters:  map[string]map[chan struct{}]bool{},
 		deferred: map[string]map[types.NamespacedName]bool{},
 		wake:     map[string]chan event.GenericEvent{},
+		landing:  map[landKey]*landing{},
+		underWay: map[laneKey]bool{},
 	}
 }
 
@@ -186,12 +194,14 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 		return func() {} // no instant called for it
 	}
 	l.inFlight++
+	l.underWay[k] = true
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
 			l.inFlight--
+			delete(l.underWay, k)
 			if l.inFlight == 0 {
 				for c := range l.waiters {
 					l.releaseLocked(c)
@@ -278,6 +288,121 @@ func (l *Lanes) Recording() (done func()) {
 	}
 }
 
+// MaxLandingWait bounds how long the reports wait for the manager's watch to show an urgent
+// write that has returned (Landing): the watch shows it within milliseconds, or a few tens
+// of them when the API server is busy; a sighting that never comes (the informer relisted,
+// another write followed at once) holds the reports no longer than this.
+const MaxLandingWait = time.Second
+
+type landKey struct {
+	kind string
+	types.NamespacedName
+}
+
+// landing is an urgent write whose sighting is awaited: resourceVersion is what the write
+// returned ("" while it is under way), sighted the versions seen before it returned.
+type landing struct {
+	resourceVersion string
+	sighted         map[string]bool
+	timer           *time.Timer
+}
+
+// Landing marks a write of the object key of kind as about to be sent by the urgent work
+// under way of the object owner of controller (Urgent), and returns the function to call with
+// the resourceVersion that the write returned ("" if it failed). Until the manager's watch of
+// kind (Sightings) shows the object at that version, at most MaxLandingWait, the reports and
+// events keep waiting, as for the urgent writes under way: a write that has returned has not
+// reached the watchers yet (the HPA controller, anyone watching), and the API server that
+// sends it to them is the one that would serve the reports. WaitUnderWay does not wait for
+// it. When owner has no urgent work under way (no instant called for this write) it does
+// nothing, and so for nil Lanes.
+func (l *Lanes) Landing(controller string, owner types.NamespacedName, kind string, key types.NamespacedName) (returned func(resourceVersion string)) {
+	if l == nil {
+		return func(string) {}
+	}
+	k := landKey{kind, key}
+	e := &landing{}
+	l.mu.Lock()
+	if !l.underWay[laneKey{controller, owner}] {
+		l.mu.Unlock()
+		return func(string) {}
+	}
+	if old := l.landing[k]; old != nil && old.timer != nil {
+		old.timer.Stop()
+	}
+	l.landing[k] = e
+	l.mu.Unlock()
+	var once sync.Once
+	return func(rv string) {
+		once.Do(func() {
+			l.mu.Lock()
+			if l.landing[k] != e {
+				l.mu.Unlock()
+				return // a later write of the same object took its place
+			}
+			if rv == "" || e.sighted[rv] {
+				delete(l.landing, k)
+				l.mu.Unlock()
+				l.flushIfIdle()
+				return
+			}
+			e.resourceVersion, e.sighted = rv, nil
+			e.timer = time.AfterFunc(MaxLandingWait, func() { l.landed(k, e) })
+			l.mu.Unlock()
+		})
+	}
+}
+
+// landed ends the wait for e, if it is still the landing of k.
+func (l *Lanes) landed(k landKey, e *landing) {
+	l.mu.Lock()
+	if l.landing[k] != e {
+		l.mu.Unlock()
+		return
+	}
+	delete(l.landing, k)
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	l.mu.Unlock()
+	l.flushIfIdle()
+}
+
+// Sightings returns the informer event handler through which the manager's watch of kind
+// tells Lanes what it has seen (Landing). It only looks the object up among the awaited
+// writes, so it costs one map lookup per event.
+func (l *Lanes) Sightings(kind string) toolscache.ResourceEventHandler {
+	seen := func(obj any) {
+		o, ok := obj.(metav1.Object)
+		if !ok || l == nil {
+			return
+		}
+		k := landKey{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
+		rv := o.GetResourceVersion()
+		l.mu.Lock()
+		e := l.landing[k]
+		switch {
+		case e == nil:
+			l.mu.Unlock()
+		case e.resourceVersion == "": // the write has not returned: remember what was seen
+			if e.sighted == nil {
+				e.sighted = map[string]bool{}
+			}
+			e.sighted[rv] = true
+			l.mu.Unlock()
+		case e.resourceVersion == rv:
+			l.mu.Unlock()
+			l.landed(k, e)
+		default:
+			l.mu.Unlock()
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	}
+}
+
 // releaseLocked lets go every WaitUnderWay call of controller.
 func (l *Lanes) releaseLocked(controller string) {
 	for done := range l.waiters[controller] {
@@ -306,10 +431,11 @@ func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
 	return true
 }
 
-// busyLocked reports whether an urgent write is under way, or due (its instant has passed, by
-// less than maxDelay), or a Job owner's record after one is being written (Recording).
+// busyLocked reports whether an urgent write is under way, or returned but not seen on the
+// manager's watch yet (Landing), or due (its instant has passed, by less than maxDelay), or a
+// Job owner's record after one is being written (Recording).
 func (l *Lanes) busyLocked() bool {
-	if l.inFlight > 0 || l.recording > 0 {
+	if l.inFlight > 0 || l.recording > 0 || len(l.landing) > 0 {
 		return true
 	}
 	now := l.clock.Now()

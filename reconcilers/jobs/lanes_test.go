@@ -299,3 +299,87 @@ func TestLanesForgetWakesReports(t *testing.T) {
 		t.Fatal("the deferred report was not woken when the write it waited for was forgotten")
 	}
 }
+
+// TestLanesLanding: after the last urgent write of a boundary has returned, the reports and
+// events still wait until the manager's watch has shown each write at the version it
+// returned (seen before or after it returned), or MaxLandingWait; a write that failed, or
+// that no instant called for, holds nothing.
+func TestLanesLanding(t *testing.T) {
+	const spa, hpa = "scheduledpodautoscaler", "HorizontalPodAutoscaler"
+	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	obj := func(name, rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+	}
+	clk := clocktesting.NewFakeClock(boundary)
+	l := NewLanes(clk, time.Hour)
+	sightings := l.Sightings(hpa)
+	rec := &recordedEvents{}
+	events := l.Events(rec)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "report"}}
+	busy := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.busyLocked()
+	}
+
+	// Not urgent (no instant called for it): nothing waits for its sighting.
+	l.Landing(spa, key("a"), hpa, key("a"))("3")
+	if busy() {
+		t.Fatal("a write that no instant called for holds the reports")
+	}
+
+	for _, n := range []string{"a", "b", "c"} {
+		l.Expect(spa, key(n), boundary)
+	}
+	doneA, doneB, doneC := l.Urgent(spa, key("a")), l.Urgent(spa, key("b")), l.Urgent(spa, key("c"))
+	events.Eventf(job, nil, "Normal", "BoundsApplied", "Apply", "at the boundary")
+	// a: the watch shows the write before it returns.
+	returnedA := l.Landing(spa, key("a"), hpa, key("a"))
+	sightings.OnUpdate(obj("a", "4"), obj("a", "5"))
+	returnedA("5")
+	doneA()
+	// b: it fails.
+	l.Landing(spa, key("b"), hpa, key("b"))("")
+	doneB()
+	// c: it returns first.
+	returnedC := l.Landing(spa, key("c"), hpa, key("c"))
+	returnedC("7")
+	doneC()
+	if !busy() || len(rec.got()) != 0 {
+		t.Fatalf("busy %v, recorded %q: the write of c has returned but is not seen, want the event held", busy(), rec.got())
+	}
+	sightings.OnUpdate(obj("c", "5"), obj("c", "6")) // an older version
+	sightings.OnAdd(obj("d", "7"), false)            // another object
+	if !busy() {
+		t.Fatal("a sighting of another version or object released the reports")
+	}
+	sightings.OnUpdate(obj("c", "6"), obj("c", "7"))
+	if busy() {
+		t.Fatal("the reports wait after every write was seen")
+	}
+	if got := rec.got(); len(got) != 1 {
+		t.Fatalf("recorded %q after every write was seen, want the held event", got)
+	}
+
+	// A sighting that never comes holds the reports MaxLandingWait.
+	clk.SetTime(boundary.Add(time.Hour))
+	l.Expect(spa, key("e"), clk.Now())
+	doneE := l.Urgent(spa, key("e"))
+	start := time.Now()
+	l.Landing(spa, key("e"), hpa, key("e"))("9")
+	doneE()
+	for busy() {
+		if time.Since(start) > 10*MaxLandingWait {
+			t.Fatal("the reports still wait for a sighting that never came")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if waited := time.Since(start); waited < MaxLandingWait {
+		t.Errorf("the reports waited %s for a sighting that never came, want MaxLandingWait (%s)", waited, MaxLandingWait)
+	}
+
+	var none *Lanes
+	none.Landing(spa, key("a"), hpa, key("a"))("1")
+	none.Sightings(hpa).OnAdd(obj("a", "1"), false)
+}
