@@ -49,9 +49,7 @@ type Lanes struct {
 	mu     sync.Mutex
 	due    map[laneKey]time.Time // the instant of each object's next urgent write
 	byTime dueHeap               // the same, by instant (entries may be stale: check due)
-	// inFlight counts the urgent writes under way that were due (their instant had passed),
-	// underWay names them.
-	inFlight int
+	// underWay holds the urgent writes under way that were due (their instant had passed).
 	underWay map[laneKey]bool
 	// recording counts the Job owners' records being written after their Jobs (Recording).
 	recording int
@@ -193,16 +191,14 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 		l.mu.Unlock()
 		return func() {} // no instant called for it
 	}
-	l.inFlight++
 	l.underWay[k] = true
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			l.inFlight--
 			delete(l.underWay, k)
-			if l.inFlight == 0 {
+			if len(l.underWay) == 0 {
 				for c := range l.waiters {
 					l.releaseLocked(c)
 				}
@@ -239,7 +235,7 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 		return
 	}
 	l.mu.Lock()
-	if l.inFlight == 0 {
+	if len(l.underWay) == 0 {
 		l.mu.Unlock()
 		return
 	}
@@ -435,7 +431,7 @@ func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
 // manager's watch yet (Landing), or due (its instant has passed, by less than maxDelay), or a
 // Job owner's record after one is being written (Recording).
 func (l *Lanes) busyLocked() bool {
-	if l.inFlight > 0 || l.recording > 0 || len(l.landing) > 0 {
+	if len(l.underWay) > 0 || l.recording > 0 || len(l.landing) > 0 {
 		return true
 	}
 	now := l.clock.Now()

@@ -177,10 +177,11 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 	if err != nil {
 		return hpaState{applyErr: err}, err
 	}
+	key := client.ObjectKeyFromObject(spa) // the HPA's, too
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(spa), hpa)
+	err = r.Client.Get(ctx, key, hpa)
 	if err == nil && last != nil && hpa.ResourceVersion != last.resourceVersion {
-		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(spa), hpa)
+		err = r.APIReader.Get(ctx, key, hpa)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -191,7 +192,6 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 	case upToDate(hpa, want):
 		return hpaState{}, nil
 	}
-	key := client.ObjectKeyFromObject(spa)
 	returned := r.Lanes.Landing(controllerName, key, hpaKind, key)
 	if err := r.Client.Apply(ctx, want, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		returned("")
