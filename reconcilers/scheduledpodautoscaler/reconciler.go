@@ -198,10 +198,11 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 		err = fmt.Errorf("failed to apply HorizontalPodAutoscaler %s: %w", klog.KObj(spa), err)
 		return hpaState{applyErr: err}, err
 	}
-	returned(ptr.Deref(want.ResourceVersion, ""))
+	version := ptr.Deref(want.ResourceVersion, "") // what the apply returned
+	returned(version)
 	ctrl.LoggerFrom(ctx).V(1).Info("Applied HorizontalPodAutoscaler", "HorizontalPodAutoscaler", klog.KObj(spa),
 		"minReplicas", d.Bounds.Min, "maxReplicas", d.Bounds.Max, "active", d.Active)
-	return hpaState{appliedAt: r.Clock.Now(), appliedVersion: ptr.Deref(want.ResourceVersion, "")}, nil
+	return hpaState{appliedAt: r.Clock.Now(), appliedVersion: version}, nil
 }
 
 // transition returns the transition that this reconcile completed, if any: the HPA has new
