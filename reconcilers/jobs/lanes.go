@@ -35,7 +35,9 @@ const DefaultMaxReportDelay = 30 * time.Second
 // through its Wake source once none is left, or at the latest maxDelay after the instant of
 // the oldest one still due. Between the two go the Job owners' records of their runs, which
 // are written in the reconcile that started the run: after the urgent writes under way
-// (WaitUnderWay), and ahead of the reports (Recording). Writes that no instant called for (a
+// (WaitUnderWay), and ahead of the reports (Recording). An urgent write that has returned
+// holds the reports until the manager's watch shows it (Landing, Sightings), since its
+// watchers learn of it from the API server that would serve them. Writes that no instant called for (a
 // manager starting, a spec that changed) hold nothing back: there is no instant to be late
 // for.
 //
