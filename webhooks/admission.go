@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -65,8 +64,11 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	permissions := newPermissionCheck(o, mgr.GetClient())
 	server := mgr.GetWebhookServer()
 	for gvk, r := range allRules {
-		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}})
-		server.Register(validatePath(gvk), &webhook.Admission{Handler: &validator{rules: r, clock: clk, objects: lookup, permissions: permissions}})
+		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}, LogConstructor: requestLogger})
+		server.Register(validatePath(gvk), &webhook.Admission{
+			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions},
+			LogConstructor: requestLogger,
+		})
 	}
 	return nil
 }
@@ -78,18 +80,14 @@ func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	obj, warnings, skip, err := m.rules.Default(req.Object.Raw)
+	ops, warnings, skip, err := m.rules.Patch(req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if skip {
 		return admission.Allowed("")
 	}
-	defaulted, err := json.Marshal(obj)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, defaulted).WithWarnings(warnings...)
+	return admission.Patched("", ops...).WithWarnings(warnings...)
 }
 
 // validator is the validating webhook of one kind.
@@ -144,7 +142,10 @@ func (l *CacheLookup) ScheduledPodAutoscaler(ctx context.Context, namespace, nam
 
 func (l *CacheLookup) Schedules(ctx context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error) {
 	list := &autoscalingv1alpha1.ScheduleList{}
-	if err := l.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: autoscaler}); err != nil {
+	// Without a deep copy of each: the validating webhook lists the 100 siblings of a Schedule
+	// on every create and only reads them.
+	if err := l.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: autoscaler},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", namespace, autoscaler, err)
 	}
 	return list.Items, nil

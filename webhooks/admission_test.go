@@ -3,7 +3,10 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +17,10 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -63,6 +68,17 @@ func TestMutatorPatchesOnlyWhatDefaultingChanged(t *testing.T) {
 			{Operation: "replace", Path: "/spec/endTime", Value: "08:00"},
 			{Operation: "replace", Path: "/spec/startDayOfWeek", Value: "Friday"},
 			{Operation: "replace", Path: "/spec/timeZone", Value: "Asia/Tokyo"},
+		},
+	}, {
+		name:  "Schedule with days and an empty zone",
+		rules: schedule,
+		obj: `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"Schedule","metadata":{"name":"a","namespace":"ns"},
+			"spec":{"scaleTargetRef":{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"ScheduledPodAutoscaler","name":"web"},"type":"Daily","startTime":"9:00","endTime":"17:00",
+			"daysOfWeek":["fri","mon","FRI"],"minReplicas":2,"timeZone":""}}`,
+		want: []jsonpatch.JsonPatchOperation{
+			// The list whole; timeZone "" stays, for the schema to reject.
+			{Operation: "replace", Path: "/spec/daysOfWeek", Value: []any{"Monday", "Friday"}},
+			{Operation: "replace", Path: "/spec/startTime", Value: "09:00"},
 		},
 	}, {
 		name:  "Schedule already defaulted",
@@ -160,4 +176,131 @@ func TestValidatorResponses(t *testing.T) {
 	if !resp.Allowed {
 		t.Errorf("delete: got %+v", resp.AdmissionResponse)
 	}
+}
+
+// TestMutatorPatchIsTheCLIsDefaulting: the mutating webhook's JSON patch, applied to the
+// object as received, gives the object that `almanac validate` defaults it to (Default), for
+// every example and parity manifest, as the API server would receive it.
+func TestMutatorPatchIsTheCLIsDefaulting(t *testing.T) {
+	var docs []string
+	for _, pattern := range []string{"../examples/*.yaml", "../test/webhooks/testdata/parity/*.yaml"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no manifests at %s: %v", pattern, err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, strings.Split(string(data), "\n---\n")...)
+		}
+	}
+	checked := 0
+	for _, doc := range docs {
+		raw, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta metav1.TypeMeta
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			t.Fatal(err)
+		}
+		r, ok := allRules[meta.GroupVersionKind()]
+		if !ok {
+			continue
+		}
+		want, _, _, err := r.Default(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, _, _, err := r.Patch(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := utiljson.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		// Round-trip the operations through JSON, as the API server receives them.
+		data, err := json.Marshal(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &ops); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range ops {
+			if err := applyOperation(got, op); err != nil {
+				t.Fatalf("%s: %v", doc, err)
+			}
+		}
+		if diff := cmp.Diff(normalizeJSON(t, want), normalizeJSON(t, got)); diff != "" {
+			t.Errorf("the patched object is not the defaulted one (-Default +patched):\n%s\n%s", diff, doc)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d manifests of almanac's kinds", checked)
+	}
+}
+
+func TestJSONPatchEscapesAndPrunes(t *testing.T) {
+	target := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"a/b": "1", "c~d": "2"}}, "spec": map[string]any{"x": nil}}
+	changes := map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{"a/b": nil, "c~d": "3", "gone": nil}},
+		"spec":     map[string]any{"x": map[string]any{"y": int64(1), "z": nil}, "new": map[string]any{"k": "v", "n": nil}},
+	}
+	want := []jsonpatch.JsonPatchOperation{
+		{Operation: "remove", Path: "/metadata/annotations/a~1b"},
+		{Operation: "replace", Path: "/metadata/annotations/c~0d", Value: "3"},
+		{Operation: "add", Path: "/spec/new", Value: map[string]any{"k": "v"}},
+		{Operation: "replace", Path: "/spec/x", Value: map[string]any{"y": int64(1)}},
+	}
+	if diff := cmp.Diff(want, jsonPatch(target, changes)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// applyOperation applies an add, replace or remove operation whose path names object fields
+// (what jsonPatch writes) to obj.
+func applyOperation(obj map[string]any, op jsonpatch.JsonPatchOperation) error {
+	parts := strings.Split(op.Path, "/")[1:]
+	for i := range parts {
+		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(parts[i])
+	}
+	parent := obj
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := parent[p].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: no object at %q", op.Path, p)
+		}
+		parent = next
+	}
+	last := parts[len(parts)-1]
+	_, exists := parent[last]
+	switch {
+	case op.Operation == "add":
+		parent[last] = op.Value
+	case op.Operation == "replace" && exists:
+		parent[last] = op.Value
+	case op.Operation == "remove" && exists:
+		delete(parent, last)
+	default:
+		return fmt.Errorf("%s %s: the field does not exist", op.Operation, op.Path)
+	}
+	return nil
+}
+
+func normalizeJSON(t *testing.T, obj map[string]any) any {
+	t.Helper()
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -21,11 +21,13 @@ type Env struct {
 
 // Lookup finds the objects that validation compares an object with. In the webhook it reads
 // the manager's cache; in `almanac validate` it reads the input set. Implementations return
-// nil (and no error) for an object that does not exist.
+// nil (and no error) for an object that does not exist. What they return may be shared with
+// the cache: validation only reads it.
 type Lookup interface {
 	// ScheduledPodAutoscaler returns the named autoscaler.
 	ScheduledPodAutoscaler(ctx context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error)
-	// Schedules returns the Schedules in namespace whose scaleTargetRef names the autoscaler.
+	// Schedules returns the Schedules in namespace whose scaleTargetRef names the autoscaler:
+	// shallow copies, whose fields point into the cache.
 	Schedules(ctx context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error)
 	// EventJob returns the named EventJob.
 	EventJob(ctx context.Context, namespace, name string) (*batchv1alpha1.EventJob, error)

@@ -1,13 +1,16 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 
+	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,6 +27,8 @@ type rules interface {
 	// Default decodes raw, defaults it and returns raw with the changes applied, and the
 	// warnings. skip is true for an object being deleted, which is left alone.
 	Default(raw []byte) (obj map[string]any, warnings []string, skip bool, err error)
+	// Patch is Default as JSON patch operations on raw: none when defaulting changes nothing.
+	Patch(raw []byte) (ops []jsonpatch.JsonPatchOperation, warnings []string, skip bool, err error)
 	// Validate decodes raw (and oldRaw, on update; nil on create) and validates it.
 	Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error)
 	// Decode decodes raw into the kind's Go type.
@@ -56,28 +61,54 @@ func (k *kindRules[T]) decode(raw []byte) (T, error) {
 func (k *kindRules[T]) Decode(raw []byte) (client.Object, error) { return k.decode(raw) }
 
 func (k *kindRules[T]) Default(raw []byte) (map[string]any, []string, bool, error) {
-	obj, err := k.decode(raw)
+	obj, changes, warnings, skip, err := k.changes(raw)
+	if err != nil || skip {
+		return nil, nil, skip, err
+	}
+	if obj == nil {
+		if err := utiljson.Unmarshal(raw, &obj); err != nil {
+			return nil, nil, false, fmt.Errorf("failed to decode the object: %w", err)
+		}
+	}
+	if changes != nil {
+		obj = mergeApply(obj, changes).(map[string]any)
+	}
+	return obj, warnings, false, nil
+}
+
+func (k *kindRules[T]) Patch(raw []byte) ([]jsonpatch.JsonPatchOperation, []string, bool, error) {
+	obj, changes, warnings, skip, err := k.changes(raw)
+	if err != nil || skip || changes == nil {
+		return nil, warnings, skip, err
+	}
+	return jsonPatch(obj, changes), warnings, false, nil
+}
+
+// changes decodes raw, defaults it, and returns raw decoded and the merge patch of what
+// defaulting changed (defaultingChanges); both nil when defaulting changed nothing, which
+// the typed form, marshalled before and after, shows without decoding raw again.
+func (k *kindRules[T]) changes(raw []byte) (obj, changes map[string]any, warnings []string, skip bool, err error) {
+	typed, err := k.decode(raw)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	if obj.GetDeletionTimestamp() != nil {
-		return nil, nil, true, nil
+	if typed.GetDeletionTimestamp() != nil {
+		return nil, nil, nil, true, nil
 	}
-	before, err := json.Marshal(obj)
+	before, err := json.Marshal(typed)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	warnings := k.defaults(obj)
-	after, err := json.Marshal(obj)
+	warnings = k.defaults(typed)
+	after, err := json.Marshal(typed)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	out, err := applyDefaulting(raw, before, after)
-	if err != nil {
-		return nil, nil, false, err
+	if bytes.Equal(before, after) {
+		return nil, nil, warnings, false, nil
 	}
-	keepEmptyValues(raw, out, k.keepEmpty)
-	return out, warnings, false, nil
+	obj, changes, err = defaultingChanges(raw, before, after, k.keepEmpty)
+	return obj, changes, warnings, false, err
 }
 
 func (k *kindRules[T]) Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error) {

@@ -640,3 +640,33 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 		})
 	}
 }
+
+// TestValidationOnlyReadsTheLookup: the webhook's Lookup hands out objects shared with the
+// manager's cache (shallow copies of the Schedules), so validation must not change them.
+func TestValidationOnlyReadsTheLookup(t *testing.T) {
+	objs := []client.Object{
+		spa("web", "Forbid"),
+		schedule("b", weekdays("09:00", "17:00", "europe/berlin", "fri", "mon")),
+		schedule("a", daily("9:00", "12:00", "Asia/Tokyo")),
+		schedule("c", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "sun", StartTime: "10:00", EndDayOfWeek: "mon", EndTime: "11:00", TimeZone: "UTC"}),
+	}
+	env := Env{Now: now, Objects: lookupOf(objs...)}
+	before := make([]client.Object, len(objs))
+	for i, o := range objs {
+		before[i] = o.DeepCopyObject().(client.Object)
+	}
+	ctx := context.Background()
+	if _, _, err := ValidateSchedule(ctx, schedule("d", daily("10:00", "11:00", "UTC")), nil, env); err != nil {
+		t.Fatal(err)
+	}
+	becomesForbid := spa("web", "Forbid")
+	becomesForbid.Namespace = "ns"
+	if _, _, err := ValidateScheduledPodAutoscaler(ctx, becomesForbid, spa("web", "Max"), env); err != nil {
+		t.Fatal(err)
+	}
+	for i := range objs {
+		if diff := cmp.Diff(before[i], objs[i]); diff != "" {
+			t.Errorf("validation changed %s (-before +after):\n%s", objs[i].GetName(), diff)
+		}
+	}
+}
