@@ -22,7 +22,9 @@
 //     the writes almanac must make (the HPAs and the statuses) issued by a bare client at the
 //     manager's concurrency; the manager's peak resident memory; writes while quiet;
 //   - admission: a server-side dry-run create of a Schedule whose autoscaler has
-//     overlapPolicy Forbid and 100 Schedules, with the webhooks in the path and without.
+//     overlapPolicy Forbid and 100 Schedules, with the webhooks in the path and without; the
+//     floors are the same create through a pair of no-op webhooks, and through a pair whose
+//     mutating webhook answers with the patch almanac's does.
 //
 // Sizes come from the environment (ALMANAC_BENCH_*, see sizes); `make bench` runs every
 // figure once at its default size. Profiles of the manager (CPU, during each burst) go to
