@@ -85,8 +85,8 @@ func (k *kindRules[T]) Patch(raw []byte) ([]jsonpatch.JsonPatchOperation, []stri
 }
 
 // changes decodes raw, defaults it, and returns raw decoded and the merge patch of what
-// defaulting changed (defaultingChanges); both nil when defaulting changed nothing, which
-// the typed form, marshalled before and after, shows without decoding raw again.
+// defaulting changed (defaultingChanges), nil when it changed nothing. When the typed form
+// marshals the same before and after defaulting, raw is not decoded again and obj is nil too.
 func (k *kindRules[T]) changes(raw []byte) (obj, changes map[string]any, warnings []string, skip bool, err error) {
 	typed, err := k.decode(raw)
 	if err != nil {
