@@ -2,9 +2,11 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -61,6 +64,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	if w, ok := WeeklySpanWarning(window); ok {
 		v.warn(w)
 	}
+	comparable := checkWindowCount(v, s, window, env.Now)
 	if env.Objects == nil {
 		return v.result()
 	}
@@ -78,8 +82,31 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	if err != nil {
 		return nil, nil, err
 	}
+	// By name, so that what a budget leaves uncompared is the same in every replica and in
+	// `almanac validate`.
+	siblings = slices.DeleteFunc(slices.Clone(siblings), func(sib autoscalingv1alpha1.Schedule) bool {
+		return sib.Name == s.Name || sib.DeletionTimestamp != nil
+	})
+	slices.SortFunc(siblings, func(a, b autoscalingv1alpha1.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	if len(siblings) >= autoscalingv1alpha1.MaxSchedules && (old == nil || old.Spec.ScaleTargetRef.Name != target) {
+		// Refused whatever its windows: they are not compared.
+		v.fail(field.Forbidden(specPath.Child("scaleTargetRef", "name"), fmt.Sprintf(
+			"ScheduledPodAutoscaler %q already has %d Schedules, and an autoscaler may have at most %d (almanac compares each Schedule's windows with those of all its siblings): "+
+				"delete Schedules whose windows have ended, or combine windows into fewer Schedules (a Daily window with daysOfWeek, a Cron window)",
+			target, len(siblings), autoscalingv1alpha1.MaxSchedules)))
+		return v.result()
+	}
 	forbid := spa != nil && spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid
-	overlaps := findOverlaps(s.Name, window, siblings, env.Now)
+	if !comparable {
+		return v.result()
+	}
+	overlaps, notCompared, err := findOverlaps(ctx, window, siblings, env.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(notCompared) > 0 {
+		reportNotCompared(v, target, forbid, notCompared)
+	}
 	for i, o := range overlaps {
 		if i == maxOverlapReports {
 			more := fmt.Sprintf("spec: %d more Schedules of ScheduledPodAutoscaler %q overlap this one", len(overlaps)-i, target)
@@ -177,7 +204,11 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 		if err != nil {
 			return nil, nil, err
 		}
-		if a, b, iv, zone, ok := firstOverlapAmong(schedules, env.Now); ok {
+		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), env.Now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
 			v.warn(fmt.Sprintf("spec.overlapPolicy: Schedules %q and %q already overlap (both are active from %s); Forbid applies to Schedules created or changed from now on, "+
 				"so change one of them to remove the overlap", a, b, timing.IntervalText(iv, zone)))
 		}
@@ -259,47 +290,141 @@ type overlap struct {
 	interval timing.Interval
 }
 
-// findOverlaps returns, sorted by name, the Schedules among siblings (other than self) whose
-// windows overlap w within timing.OverlapHorizon from now. Siblings that do not compile are
-// skipped: they are never active. Suspended siblings count, because unsuspending one is an
-// update that does not check overlaps again.
-func findOverlaps(self string, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, now time.Time) []overlap {
+// findOverlaps returns, in the order of siblings, those whose windows overlap w within
+// timing.OverlapHorizon from now, and those it could not compare: siblings that open more
+// windows than almanac compares (stored without this check), and, past MaxSchedules - 1
+// comparisons (more siblings than admission lets an autoscaler have), the rest. Siblings that
+// do not compile are skipped: they are never active. Suspended siblings count, because
+// unsuspending one is an update that does not check overlaps again. It fails only when ctx
+// is done (the API server gave up on the request).
+func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, now time.Time) ([]overlap, []notCompared, error) {
 	var out []overlap
+	var skipped []notCompared
+	budget := timing.NewBudget(ctx, autoscalingv1alpha1.MaxSchedules-1)
 	for i := range siblings {
 		sib := &siblings[i]
-		if sib.Name == self || sib.DeletionTimestamp != nil {
-			continue
-		}
 		sw, errs := sib.Spec.Timing().Compile()
 		if len(errs) > 0 {
 			continue
 		}
-		if iv, ok := timing.FirstOverlap(w, sw, now, timing.OverlapHorizon); ok {
+		iv, ok, err := timing.FirstOverlap(budget, w, sw, now, timing.OverlapHorizon)
+		var tooMany *timing.TooManyWindowsError
+		switch {
+		case errors.As(err, &tooMany):
+			skipped = append(skipped, notCompared{name: sib.Name, tooManyWindows: true})
+		case errors.Is(err, timing.ErrBudgetSpent):
+			skipped = append(skipped, notCompared{name: sib.Name})
+		case err != nil:
+			return nil, nil, err
+		case ok:
 			out = append(out, overlap{name: sib.Name, interval: iv})
 		}
 	}
-	slices.SortFunc(out, func(a, b overlap) int { return strings.Compare(a.name, b.name) })
-	return out
+	return out, skipped, nil
 }
 
-// firstOverlapAmong returns the first pair of schedules (by name) that overlap.
-func firstOverlapAmong(schedules []autoscalingv1alpha1.Schedule, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool) {
+// notCompared is a sibling whose windows admission did not compare with the new ones.
+type notCompared struct {
+	name string
+	// tooManyWindows: it opens more than timing.MaxWindows windows; otherwise the autoscaler
+	// has more Schedules than admission compares.
+	tooManyWindows bool
+}
+
+// checkWindowCount refuses a window that opens more than timing.MaxWindows windows within
+// timing.OverlapHorizon from now: admission compares a Schedule's windows with those of every
+// sibling, in proportion to their number. Only a Cron window can open that often. It reports
+// whether the window may be compared.
+func checkWindowCount(v *verdict, s *autoscalingv1alpha1.Schedule, w *timing.Window, now time.Time) bool {
+	if _, ok := w.Comparable(now); ok {
+		return true
+	}
+	days := int(timing.OverlapHorizon / (24 * time.Hour))
+	v.failOrWarn(field.Invalid(specPath.Child("schedule"), s.Spec.Schedule, fmt.Sprintf(
+		"with a duration of %s, this Cron window opens more than %d separate windows in the next %d days, and a Schedule may open at most %d (one an hour on average): "+
+			"almanac compares each Schedule's windows with those of its siblings, which takes too long for windows this frequent. "+
+			"Open it at most once an hour (e.g. %q), or give it a duration that reaches the next firing, so that its windows touch and merge into one",
+		s.Spec.Duration, timing.MaxWindows, days, timing.MaxWindows, "0 * * * *")),
+		fmt.Sprintf("spec.schedule: the Cron window opens more than %d windows in the next %d days, more than almanac compares: its overlaps with other Schedules are not checked",
+			timing.MaxWindows, days))
+	return false
+}
+
+// reportNotCompared says which siblings admission could not compare with a Schedule: under
+// overlapPolicy Forbid that refuses it (or warns, when its timing did not change), since
+// admission cannot promise that it overlaps none; under Max it is a warning.
+func reportNotCompared(v *verdict, target string, forbid bool, skipped []notCompared) {
+	var dense, unchecked []string
+	for _, n := range skipped {
+		if n.tooManyWindows {
+			dense = append(dense, strconv.Quote(n.name))
+		} else {
+			unchecked = append(unchecked, strconv.Quote(n.name))
+		}
+	}
+	var why []string
+	if len(dense) > 0 {
+		why = append(why, fmt.Sprintf("Schedule %s opens more than %d windows in the next %d days (it was stored without this check): change its schedule or delete it",
+			namesText(dense), timing.MaxWindows, timing.OverlapHorizon/(24*time.Hour)))
+	}
+	if len(unchecked) > 0 {
+		why = append(why, fmt.Sprintf("ScheduledPodAutoscaler %q has more than %d Schedules, and admission compares at most %d, so Schedule %s was not compared: delete Schedules whose windows have ended",
+			target, autoscalingv1alpha1.MaxSchedules, autoscalingv1alpha1.MaxSchedules-1, namesText(unchecked)))
+	}
+	if forbid {
+		v.failOrWarn(field.Forbidden(specPath, fmt.Sprintf(
+			"the windows could not be compared with those of every other Schedule, and ScheduledPodAutoscaler %q has overlapPolicy Forbid, so almanac cannot check that they overlap none: %s; "+
+				"or set the autoscaler's overlapPolicy to Max", target, strings.Join(why, "; "))),
+			fmt.Sprintf("spec: overlaps with some Schedules were not checked (overlapPolicy Forbid): %s", strings.Join(why, "; ")))
+		return
+	}
+	v.warn(fmt.Sprintf("spec: overlaps with some Schedules were not checked: %s", strings.Join(why, "; ")))
+}
+
+// namesText writes quoted names as `"a"`, `"a" and "b"`, or `"a", "b" and 2 more`.
+func namesText(quoted []string) string {
+	const shown = 3
+	switch n := len(quoted); {
+	case n == 1:
+		return quoted[0]
+	case n <= shown:
+		return strings.Join(quoted[:n-1], ", ") + " and " + quoted[n-1]
+	default:
+		return strings.Join(quoted[:shown], ", ") + fmt.Sprintf(" and %d more", n-shown)
+	}
+}
+
+// firstOverlapAmong returns the first pair of schedules (by name) that overlap, comparing at
+// most scaling.MaxComparisons pairs; Schedules that open too many windows to compare are
+// skipped. It fails only when ctx is done.
+func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Schedule, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool, err error) {
 	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
 	windows := make([]*timing.Window, len(schedules))
 	for i := range schedules {
-		windows[i], _ = schedules[i].Spec.Timing().Compile()
+		if w, _ := schedules[i].Spec.Timing().Compile(); w != nil {
+			if _, comparable := w.Comparable(now); comparable {
+				windows[i] = w
+			}
+		}
 	}
+	budget := timing.NewBudget(ctx, scaling.MaxComparisons)
 	for i := range schedules {
 		for j := i + 1; j < len(schedules); j++ {
 			if windows[i] == nil || windows[j] == nil {
 				continue
 			}
-			if iv, ok := timing.FirstOverlap(windows[i], windows[j], now, timing.OverlapHorizon); ok {
-				return schedules[i].Name, schedules[j].Name, iv, windows[i].Zone(), true
+			iv, found, err := timing.FirstOverlap(budget, windows[i], windows[j], now, timing.OverlapHorizon)
+			switch {
+			case errors.Is(err, timing.ErrBudgetSpent):
+				return "", "", timing.Interval{}, timing.Zone{}, false, nil
+			case err != nil:
+				return "", "", timing.Interval{}, timing.Zone{}, false, err
+			case found:
+				return schedules[i].Name, schedules[j].Name, iv, windows[i].Zone(), true, nil
 			}
 		}
 	}
-	return "", "", timing.Interval{}, timing.Zone{}, false
+	return "", "", timing.Interval{}, timing.Zone{}, false, nil
 }
 
 // verdict collects the errors and warnings of one object. With ratchet set, errors passed to

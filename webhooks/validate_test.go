@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -315,6 +317,114 @@ func TestValidateSchedule(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// cronSpec is a Cron window in UTC.
+func cronSpec(schedule, duration string) autoscalingv1alpha1.ScheduleSpec {
+	return autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: schedule, Duration: duration, TimeZone: "UTC"}
+}
+
+// TestValidateScheduleLimits: what a hostile or careless tenant sends, next to the ordinary
+// shapes: a Cron window that opens every other minute (refused on its own field, with the
+// limit and the fix; only a warning on an update that leaves it alone), the Schedule one past
+// the most an autoscaler may have, and, under Forbid, a Schedule next to siblings that cannot
+// be compared (stored without these checks): refused, naming them; under Max a warning.
+// Touching hourly windows, at the limit, are compared and admitted.
+func TestValidateScheduleLimits(t *testing.T) {
+	web, forbid := spa("web", "Max"), spa("web", "Forbid")
+	dense := schedule("dense", cronSpec("*/2 * * * *", "1m"))
+	hourlyAt := func(name string, minute int) *autoscalingv1alpha1.Schedule {
+		return schedule(name, cronSpec(fmt.Sprintf("%d * * * *", minute), "1m"))
+	}
+	full := func(extra ...client.Object) []client.Object {
+		objs := []client.Object{forbid}
+		for i := range autoscalingv1alpha1.MaxSchedules {
+			objs = append(objs, schedule(fmt.Sprintf("s%03d", i), cronSpec(fmt.Sprintf("%d %d * * *", i%60, i/60), "1m")))
+		}
+		return append(objs, extra...)
+	}
+	const tooFrequent = `spec.schedule: Invalid value: "*/2 * * * *": with a duration of 1m, this Cron window opens more than 8784 separate windows in the next 366 days, ` +
+		`and a Schedule may open at most 8784 (one an hour on average): almanac compares each Schedule's windows with those of its siblings, which takes too long for windows this frequent. ` +
+		`Open it at most once an hour (e.g. "0 * * * *"), or give it a duration that reaches the next firing, so that its windows touch and merge into one`
+	tests := []struct {
+		name    string
+		obj     *autoscalingv1alpha1.Schedule
+		old     *autoscalingv1alpha1.Schedule
+		objects []client.Object
+		want    result
+	}{{
+		name:    "touching hourly windows, at the limit, are compared and admitted",
+		obj:     hourlyAt("m1", 1),
+		objects: []client.Object{forbid, hourlyAt("m0", 0), hourlyAt("m2", 2)},
+	}, {
+		name:    "a window every other minute is refused",
+		obj:     schedule("a", cronSpec("*/2 * * * *", "1m")),
+		objects: []client.Object{web},
+		want:    result{Errors: []string{tooFrequent}},
+	}, {
+		name:    "…but not when its windows touch and merge",
+		obj:     schedule("a", cronSpec("*/2 * * * *", "2m")),
+		objects: []client.Object{web},
+	}, {
+		name:    "…and only warned about on an update that leaves its timing alone",
+		obj:     schedule("dense", cronSpec("*/2 * * * *", "1m")),
+		old:     schedule("dense", cronSpec("*/2 * * * *", "1m")),
+		objects: []client.Object{web},
+		want: result{Warnings: []string{"spec.schedule: the Cron window opens more than 8784 windows in the next 366 days, more than almanac compares: " +
+			"its overlaps with other Schedules are not checked"}},
+	}, {
+		name:    "under Forbid, a sibling that opens too many windows refuses a new Schedule, named",
+		obj:     schedule("a", daily("09:30", "09:45", "UTC")),
+		objects: []client.Object{forbid, dense, hourlyAt("m0", 0)},
+		want: result{Errors: []string{`spec: Forbidden: the windows could not be compared with those of every other Schedule, and ScheduledPodAutoscaler "web" has overlapPolicy Forbid, ` +
+			`so almanac cannot check that they overlap none: Schedule "dense" opens more than 8784 windows in the next 366 days (it was stored without this check): ` +
+			`change its schedule or delete it; or set the autoscaler's overlapPolicy to Max`}},
+	}, {
+		name:    "under Max, the same is a warning",
+		obj:     schedule("a", daily("09:00", "10:00", "UTC")),
+		objects: []client.Object{web, dense},
+		want: result{Warnings: []string{`spec: overlaps with some Schedules were not checked: Schedule "dense" opens more than 8784 windows in the next 366 days ` +
+			`(it was stored without this check): change its schedule or delete it`}},
+	}, {
+		name:    "the Schedule past the most an autoscaler may have is refused",
+		obj:     schedule("new", daily("20:00", "21:00", "UTC")),
+		objects: full(),
+		want: result{Errors: []string{`spec.scaleTargetRef.name: Forbidden: ScheduledPodAutoscaler "web" already has 100 Schedules, and an autoscaler may have at most 100 ` +
+			`(almanac compares each Schedule's windows with those of all its siblings): delete Schedules whose windows have ended, or combine windows into fewer Schedules ` +
+			`(a Daily window with daysOfWeek, a Cron window)`}},
+	}, {
+		name:    "…while one of them may still change",
+		obj:     schedule("s000", cronSpec("0 20 * * *", "1m")),
+		old:     schedule("s000", cronSpec("0 0 * * *", "1m")),
+		objects: full(),
+	}, {
+		name: "with more siblings stored than admission compares, the rest are named under Forbid",
+		obj:  schedule("s000", cronSpec("0 20 * * *", "1m")),
+		old:  schedule("s000", cronSpec("0 0 * * *", "1m")),
+		objects: full(schedule("s100", cronSpec("40 1 * * *", "1m")), schedule("s101", cronSpec("41 1 * * *", "1m")),
+			schedule("s102", cronSpec("42 1 * * *", "1m")), schedule("s103", cronSpec("43 1 * * *", "1m"))),
+		want: result{Errors: []string{`spec: Forbidden: the windows could not be compared with those of every other Schedule, and ScheduledPodAutoscaler "web" has overlapPolicy Forbid, ` +
+			`so almanac cannot check that they overlap none: ScheduledPodAutoscaler "web" has more than 100 Schedules, and admission compares at most 99, ` +
+			`so Schedule "s100", "s101", "s102" and 1 more was not compared: delete Schedules whose windows have ended; or set the autoscaler's overlapPolicy to Max`}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs, warnings, err := ValidateSchedule(context.Background(), tt.obj, tt.old, Env{Now: now, Objects: lookupOf(tt.objects...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, toResult(errs, warnings)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// A request that the API server gave up on stops comparing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := ValidateSchedule(ctx, hourlyAt("m1", 1), nil, Env{Now: now, Objects: lookupOf(forbid, hourlyAt("m0", 0))}); !errors.Is(err, context.Canceled) {
+		t.Errorf("with a done context: %v, want context.Canceled", err)
 	}
 }
 

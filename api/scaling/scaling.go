@@ -5,6 +5,8 @@
 package scaling
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,13 +48,32 @@ type LeftOut struct {
 	// Name is the Schedule left out.
 	Name string
 	// Kept is the Schedule it overlaps, which was created earlier (or at the same time and
-	// comes first by name) and is kept.
+	// comes first by name) and is kept; empty when the Schedule was not compared.
 	Kept string
 	// Overlap is the first interval in which both are active, and Zone the left-out
 	// Schedule's zone, for messages.
 	Overlap timing.Interval
 	Zone    timing.Zone
+	// NotCompared, when not empty, says why the Schedule's windows could not be compared with
+	// those of the Schedules kept before it (too many windows, or too many Schedules): under
+	// Forbid such a Schedule is left out, as if it overlapped. It completes "its windows were
+	// not compared with those of the other Schedules: …".
+	NotCompared string
 }
+
+// MaxComparisons is the most comparisons of two Schedules' windows that one resolution of
+// overlapPolicy Forbid makes (a step of its budget, see timing.Budget): every pair of
+// MaxSchedules Schedules, so that it is spent only by an autoscaler that has more Schedules
+// than admission lets it have.
+const MaxComparisons = autoscalingv1alpha1.MaxSchedules * (autoscalingv1alpha1.MaxSchedules - 1) / 2
+
+// Texts of LeftOut.NotCompared.
+var (
+	notComparedTooManyWindows = fmt.Sprintf("it opens more than %d windows in the next %d days, more than almanac compares (one an hour on average); "+
+		"open it less often, or give it a longer duration so that its windows touch and merge", timing.MaxWindows, timing.OverlapHorizon/(24*time.Hour))
+	notComparedTooManySchedules = fmt.Sprintf("the autoscaler has more Schedules than almanac compares (%d comparisons, every pair of %d Schedules); "+
+		"delete Schedules whose windows have ended, or combine windows into fewer Schedules", MaxComparisons, autoscalingv1alpha1.MaxSchedules)
+)
 
 // InvalidSchedule is a Schedule that could not be evaluated, and why.
 type InvalidSchedule struct {
@@ -91,17 +112,21 @@ func targets(s *autoscalingv1alpha1.Schedule, spa *autoscalingv1alpha1.Scheduled
 
 // Compute returns the desired state of spa at now, given the Schedules of its namespace
 // (Schedules of other autoscalers are ignored). It is a pure function: the reconciler, the
-// tests and `almanac preview` get the same answer for the same input.
-func Compute(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, now time.Time) Desired {
+// tests and `almanac preview` get the same answer for the same input. Its work is bounded
+// (see resolve); it fails only when ctx is done first.
+func Compute(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, now time.Time) (Desired, error) {
 	base := Baseline(spa)
 	d := Desired{Baseline: base, Bounds: timing.Effective(base, nil), Suspended: spa.Spec.Suspend}
 	entries := compileAll(spa, schedules, func(name string, err error) {
 		d.Invalid = append(d.Invalid, InvalidSchedule{Name: name, Message: err.Error()})
 	})
 	d.all = namedOf(entries)
-	d.named, d.LeftOut = resolve(spa, entries, now)
+	var err error
+	if d.named, d.LeftOut, err = resolve(timing.NewBudget(ctx, MaxComparisons), spa, entries, now); err != nil {
+		return Desired{}, err
+	}
 	if d.Suspended {
-		return d
+		return d, nil
 	}
 	var active []timing.Override
 	for _, n := range d.named {
@@ -119,7 +144,7 @@ func Compute(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autosc
 	if next, ok := timing.NextTransition(d.all, now); ok {
 		d.Next = next
 	}
-	return d
+	return d, nil
 }
 
 // entry is a valid Schedule of an autoscaler, for the time engine, with its creation time.
@@ -144,9 +169,16 @@ func namedOf(entries []entry) []timing.Named {
 // replica, restart and `almanac preview` leaves out the same Schedules at the same instant.
 // Under overlapPolicy Max nothing is left out. It returns the Schedules that take part in the
 // bounds (suspended ones included; they are never active), sorted by name.
-func resolve(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, entries []entry, now time.Time) ([]timing.Named, []LeftOut) {
+//
+// The work is bounded: each comparison spends a step of budget (MaxComparisons for a
+// reconcile), and a Schedule that opens more than timing.MaxWindows windows is not compared
+// at all. A Schedule that cannot be compared, for either reason, is left out as if it
+// overlapped (LeftOut.NotCompared says why): admission refuses such Schedules, so only ones
+// stored without it meet the rule, and leaving them out keeps Forbid's promise that no two
+// windows in the bounds overlap. It fails only when the budget's context is done.
+func resolve(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, entries []entry, now time.Time) ([]timing.Named, []LeftOut, error) {
 	if spa.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid {
-		return namedOf(entries), nil
+		return namedOf(entries), nil, nil
 	}
 	order := slices.Clone(entries)
 	slices.SortStableFunc(order, func(a, b entry) int {
@@ -158,20 +190,38 @@ func resolve(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, entries []entry, n
 	var kept []entry
 	var leftOut []LeftOut
 	out := map[string]bool{}
+	leave := func(l LeftOut) {
+		leftOut = append(leftOut, l)
+		out[l.Name] = true
+	}
 	for _, c := range order {
 		if c.Suspended {
 			continue
 		}
-		overlapped := false
-		for _, k := range kept {
-			if iv, ok := timing.FirstOverlap(k.Window, c.Window, now, timing.OverlapHorizon); ok {
-				leftOut = append(leftOut, LeftOut{Name: c.Name, Kept: k.Name, Overlap: iv, Zone: c.Window.Zone()})
-				out[c.Name] = true
-				overlapped = true
-				break
-			}
+		if _, ok := c.Window.Comparable(now); !ok {
+			leave(LeftOut{Name: c.Name, Zone: c.Window.Zone(), NotCompared: notComparedTooManyWindows})
+			continue
 		}
-		if !overlapped {
+		keep := true
+		for _, k := range kept {
+			iv, ok, err := timing.FirstOverlap(budget, k.Window, c.Window, now, timing.OverlapHorizon)
+			var tooMany *timing.TooManyWindowsError
+			switch {
+			case errors.Is(err, timing.ErrBudgetSpent):
+				leave(LeftOut{Name: c.Name, Zone: c.Window.Zone(), NotCompared: notComparedTooManySchedules})
+			case errors.As(err, &tooMany):
+				leave(LeftOut{Name: c.Name, Zone: c.Window.Zone(), NotCompared: notComparedTooManyWindows})
+			case err != nil:
+				return nil, nil, err
+			case ok:
+				leave(LeftOut{Name: c.Name, Kept: k.Name, Overlap: iv, Zone: c.Window.Zone()})
+			default:
+				continue
+			}
+			keep = false
+			break
+		}
+		if keep {
 			kept = append(kept, c)
 		}
 	}
@@ -182,7 +232,7 @@ func resolve(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, entries []entry, n
 		}
 	}
 	slices.SortFunc(leftOut, func(a, b LeftOut) int { return strings.Compare(a.Name, b.Name) })
-	return named, leftOut
+	return named, leftOut, nil
 }
 
 // Named compiles the Schedules of spa (sorted by name) for the time engine. Schedules that
@@ -224,25 +274,41 @@ func compileAll(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []aut
 // timing.Timeline): what the reconciler applies at each instant of the range, the baseline
 // throughout when the autoscaler is suspended. Under overlapPolicy Forbid the Schedules left
 // out are resolved again at every boundary in the range, as the reconciler does when it wakes
-// there. Schedules that cannot be compiled are passed to invalid and skipped.
-func Timeline(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to time.Time, invalid func(name string, err error)) []timing.Segment {
+// there, each time with the budget a reconcile has (MaxComparisons), so that they are the
+// same. Schedules that cannot be compiled are passed to invalid and skipped.
+//
+// budget bounds the whole walk: each interval of a Schedule in the range is a step, and so is
+// each comparison of two Schedules' windows. When it stops the walk, Timeline returns no
+// segments and the budget's error.
+func Timeline(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to time.Time, invalid func(name string, err error)) ([]timing.Segment, error) {
 	base := Baseline(spa)
 	entries := compileAll(spa, schedules, invalid)
 	if spa.Spec.Suspend {
-		return timing.Timeline(base, nil, from, to)
+		return timing.Timeline(budget, base, nil, from, to)
 	}
 	if spa.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid {
-		return timing.Timeline(base, namedOf(entries), from, to)
+		return timing.Timeline(budget, base, namedOf(entries), from, to)
 	}
 	all := namedOf(entries)
 	var out []timing.Segment
 	for t := from; t.Before(to); {
-		named, _ := resolve(spa, entries, t)
+		resolution := timing.NewBudget(context.Background(), MaxComparisons)
+		named, _, err := resolve(resolution, spa, entries, t)
+		if err == nil {
+			err = budget.Spend(resolution.Spent())
+		}
+		if err != nil {
+			return nil, err
+		}
 		end := to
 		if next, ok := timing.NextTransition(all, t); ok && next.Before(to) {
 			end = next
 		}
-		for _, seg := range timing.Timeline(base, named, t, end) {
+		segs, err := timing.Timeline(budget, base, named, t, end)
+		if err != nil {
+			return nil, err
+		}
+		for _, seg := range segs {
 			if n := len(out); n > 0 && out[n-1].Bounds == seg.Bounds && slices.Equal(out[n-1].Active, seg.Active) {
 				out[n-1].End = seg.End
 				continue
@@ -251,19 +317,22 @@ func Timeline(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autos
 		}
 		t = end
 	}
-	return out
+	return out, nil
 }
 
 // BoundarySince returns the instant, in [since, now], from which the current bounds have
 // held: the boundary whose transition the reconciler is applying. It returns since when the
 // bounds have not changed after it.
+//
+// It walks the Schedules' intervals since then, at most maxBoundaryWalk of them (after a long
+// downtime, since may be far behind): beyond that it returns since.
 func (d Desired) BoundarySince(since, now time.Time) time.Time {
 	if d.Suspended || since.After(now) {
 		return since
 	}
-	segs := timing.Timeline(d.Baseline, d.named, since, now.Add(time.Nanosecond))
+	segs, err := timing.Timeline(timing.NewBudget(context.Background(), maxBoundaryWalk), d.Baseline, d.named, since, now.Add(time.Nanosecond))
 	i := len(segs) - 1
-	if i < 0 {
+	if err != nil || i < 0 {
 		return since
 	}
 	for i > 0 && segs[i-1].Bounds == segs[i].Bounds {
@@ -271,3 +340,6 @@ func (d Desired) BoundarySince(since, now time.Time) time.Time {
 	}
 	return segs[i].Start
 }
+
+// maxBoundaryWalk is the most intervals BoundarySince walks.
+const maxBoundaryWalk = 100_000

@@ -1,6 +1,8 @@
 package scaling
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,7 +74,7 @@ func simulate(t *testing.T, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, sch
 		if i > 1000 {
 			t.Fatal("more than 1000 wake-ups: the reconciler is polling")
 		}
-		d := Compute(spa, schedules, clk.Now())
+		d := compute(t, spa, schedules, clk.Now())
 		steps = append(steps, fmt.Sprintf("%s %d-%d %v", clk.Now().UTC().Format(time.RFC3339), d.Bounds.Min, d.Bounds.Max, d.Active))
 		if d.Next.IsZero() || !d.Next.Before(end) {
 			return steps
@@ -281,7 +283,7 @@ func TestSuspend(t *testing.T) {
 	t.Run("suspended autoscaler is held at the baseline and never wakes up", func(t *testing.T) {
 		spa := autoscaler(2, 10)
 		spa.Spec.Suspend = true
-		d := Compute(spa, []autoscalingv1alpha1.Schedule{open}, now)
+		d := compute(t, spa, []autoscalingv1alpha1.Schedule{open}, now)
 		want := Desired{Baseline: Baseline(spa), Bounds: Baseline(spa), Suspended: true}
 		if diff := cmp.Diff(want, d, cmpopts.IgnoreUnexported(Desired{})); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -291,7 +293,7 @@ func TestSuspend(t *testing.T) {
 		s := open
 		s.Spec.Suspend = true
 		other := schedule("other", 3, 0, daily("13:00", "14:00", "UTC"))
-		d := Compute(autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s, other}, now)
+		d := compute(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{s, other}, now)
 		if d.Bounds.Min != 2 || d.Bounds.Max != 10 || len(d.Active) != 0 {
 			t.Errorf("bounds %v active %v, want the baseline 2-10 and no active Schedule", d.Bounds, d.Active)
 		}
@@ -308,7 +310,7 @@ func TestBrokenScheduleBesideGoodOnes(t *testing.T) {
 		schedule("bad-cron", 50, 100, autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: "@every 5m", Duration: "1h"}),
 		schedule("also-good", 0, 30, daily("10:00", "11:00", "UTC")),
 	}
-	d := Compute(autoscaler(2, 10), schedules, instant(t, "2027-03-01T10:30:00Z"))
+	d := compute(t, autoscaler(2, 10), schedules, instant(t, "2027-03-01T10:30:00Z"))
 	if d.Bounds.Min != 5 || d.Bounds.Max != 30 {
 		t.Errorf("bounds %v, want 5-30 from the two valid Schedules", d.Bounds)
 	}
@@ -338,7 +340,7 @@ func TestSchedulesOfOtherAutoscalersAreIgnored(t *testing.T) {
 	other.Spec.ScaleTargetRef.Name = "api"
 	elsewhere := schedule("elsewhere", 50, 100, daily("00:00", "23:00", "UTC"))
 	elsewhere.Namespace = "other"
-	d := Compute(autoscaler(2, 10), []autoscalingv1alpha1.Schedule{other, elsewhere}, instant(t, "2027-03-01T12:00:00Z"))
+	d := compute(t, autoscaler(2, 10), []autoscalingv1alpha1.Schedule{other, elsewhere}, instant(t, "2027-03-01T12:00:00Z"))
 	if d.Bounds != Baseline(autoscaler(2, 10)) || !d.Next.IsZero() {
 		t.Errorf("got %+v, want the baseline and no transition", d)
 	}
@@ -359,7 +361,7 @@ func TestBoundarySince(t *testing.T) {
 	}
 	spa := autoscaler(2, 10)
 	now := instant(t, "2027-03-01T09:30:00Z")
-	d := Compute(spa, schedules, now)
+	d := compute(t, spa, schedules, now)
 	tests := []struct{ since, want string }{
 		{"2027-03-01T07:00:00Z", "2027-03-01T08:00:00Z"}, // the bounds changed at 08:00; b's start at 09:00 did not change them
 		{"2027-03-01T08:00:00Z", "2027-03-01T08:00:00Z"},
@@ -458,7 +460,7 @@ func TestForbidLeavesOutTheLaterOfOverlappingSchedules(t *testing.T) {
 		created(schedule("d-apart", 3, 4, daily("13:00", "14:00", "UTC")), "2027-01-01T00:00:02Z"),
 	}
 	now := instant(t, "2027-03-01T10:30:00Z")
-	d := Compute(spa, schedules, now)
+	d := compute(t, spa, schedules, now)
 	if diff := cmp.Diff([]string{"a-early"}, d.Active); diff != "" {
 		t.Errorf("active (-want +got):\n%s", diff)
 	}
@@ -483,7 +485,7 @@ func TestForbidLeavesOutTheLaterOfOverlappingSchedules(t *testing.T) {
 
 	// Under Max the same Schedules combine.
 	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
-	if d := Compute(spa, schedules, now); len(d.LeftOut) != 0 || d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+	if d := compute(t, spa, schedules, now); len(d.LeftOut) != 0 || d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
 		t.Errorf("Max: left out %v, bounds %v; want none and 20-30", d.LeftOut, d.Bounds)
 	}
 
@@ -491,7 +493,7 @@ func TestForbidLeavesOutTheLaterOfOverlappingSchedules(t *testing.T) {
 	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
 	suspended := slices.Clone(schedules)
 	suspended[1].Spec.Suspend = true
-	if d := Compute(spa, suspended, now); len(d.LeftOut) != 1 || d.LeftOut[0].Name != "c-same-time" || d.LeftOut[0].Kept != "b-late" {
+	if d := compute(t, spa, suspended, now); len(d.LeftOut) != 1 || d.LeftOut[0].Name != "c-same-time" || d.LeftOut[0].Kept != "b-late" {
 		t.Errorf("with a-early suspended: left out %+v, want c-same-time (kept: b-late)", d.LeftOut)
 	}
 }
@@ -508,7 +510,7 @@ func TestForbidTimelineResolvesAtEachBoundary(t *testing.T) {
 	launch.CreationTimestamp = metav1.NewTime(instant(t, "2027-02-01T00:00:00Z"))
 	schedules := []autoscalingv1alpha1.Schedule{daily, launch}
 	var got []string
-	for _, seg := range Timeline(spa, schedules, instant(t, "2027-03-01T08:00:00Z"), instant(t, "2027-03-01T13:00:00Z"), nil) {
+	for _, seg := range timeline(t, spa, schedules, instant(t, "2027-03-01T08:00:00Z"), instant(t, "2027-03-01T13:00:00Z"), nil) {
 		got = append(got, fmt.Sprintf("%s %d-%d %v", seg.Start.Format("15:04"), seg.Bounds.Min, seg.Bounds.Max, seg.Active))
 	}
 	want := []string{
@@ -521,10 +523,130 @@ func TestForbidTimelineResolvesAtEachBoundary(t *testing.T) {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
 	// The reconciler agrees at each instant.
-	if d := Compute(spa, schedules, instant(t, "2027-03-01T10:30:00Z")); d.Bounds != (timing.Bounds{Min: 5, Max: 10}) {
+	if d := compute(t, spa, schedules, instant(t, "2027-03-01T10:30:00Z")); d.Bounds != (timing.Bounds{Min: 5, Max: 10}) {
 		t.Errorf("at 10:30: bounds %v, want daily's 5-10", d.Bounds)
 	}
-	if d := Compute(spa, schedules, instant(t, "2027-03-01T11:30:00Z")); d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
+	if d := compute(t, spa, schedules, instant(t, "2027-03-01T11:30:00Z")); d.Bounds != (timing.Bounds{Min: 20, Max: 30}) {
 		t.Errorf("at 11:30: bounds %v, want launch's 20-30", d.Bounds)
 	}
+}
+
+// cron is a Cron window in UTC.
+func cron(schedule, duration string) autoscalingv1alpha1.ScheduleSpec {
+	return autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: schedule, Duration: duration, TimeZone: "UTC"}
+}
+
+// TestForbidWithinABudget is what a hostile or careless tenant can make the resolution of
+// overlapPolicy Forbid do with Schedules stored past admission (webhooks off): Schedules that
+// open a window every other minute, and more Schedules than admission lets an autoscaler
+// have, all touching but never overlapping. The resolution stays within MaxComparisons and
+// leaves out, as NotCompared, what it could not compare: the dense Schedules, and those after
+// the budget ran out in creation order; the others are kept and apply.
+func TestForbidWithinABudget(t *testing.T) {
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	created := instant(t, "2027-01-01T00:00:00Z")
+	var schedules []autoscalingv1alpha1.Schedule
+	// Minute m of the day, for a minute: each touches the next, none overlaps another.
+	for m := range autoscalingv1alpha1.MaxSchedules + 2 {
+		s := schedule(fmt.Sprintf("m%03d", m), int32(m%50+3), 60, cron(fmt.Sprintf("%d %d * * *", m%60, m/60), "1m"))
+		s.CreationTimestamp = metav1.NewTime(created.Add(time.Duration(m) * time.Second))
+		schedules = append(schedules, s)
+	}
+	every := schedule("every-other-minute", 50, 60, cron("*/2 * * * *", "1m"))
+	every.CreationTimestamp = metav1.NewTime(created.Add(-time.Hour)) // the oldest: it would be kept first
+	schedules = append(schedules, every)
+
+	now := instant(t, "2027-03-01T00:00:30Z")
+	d := compute(t, spa, schedules, now)
+	reasons := map[string][]string{}
+	for _, l := range d.LeftOut {
+		if l.NotCompared == "" {
+			t.Errorf("%s left out as overlapping %s: none of these Schedules overlap", l.Name, l.Kept)
+			continue
+		}
+		reasons[l.NotCompared] = append(reasons[l.NotCompared], l.Name)
+	}
+	if got := reasons[notComparedTooManyWindows]; !slices.Equal(got, []string{"every-other-minute"}) {
+		t.Errorf("left out for too many windows: %v, want [every-other-minute]", got)
+	}
+	// Schedule k (0-based) is compared with the k kept before it: the budget of every pair of
+	// MaxSchedules Schedules lasts through Schedule MaxSchedules-1, and is spent during the
+	// next one.
+	if got, want := reasons[notComparedTooManySchedules], []string{fmt.Sprintf("m%03d", autoscalingv1alpha1.MaxSchedules), fmt.Sprintf("m%03d", autoscalingv1alpha1.MaxSchedules+1)}; !slices.Equal(got, want) {
+		t.Errorf("left out for too many Schedules: %v, want %v", got, want)
+	}
+	if diff := cmp.Diff([]string{"m000"}, d.Active); diff != "" {
+		t.Errorf("active at 00:00:30 (-want +got):\n%s", diff)
+	}
+	if d.Bounds != (timing.Bounds{Min: 3, Max: 60}) {
+		t.Errorf("bounds %v, want m000's 3-60 (every-other-minute is left out)", d.Bounds)
+	}
+
+	// The same answer again (the memo of overlaps answers) and with it off.
+	for _, memo := range []bool{true, false} {
+		timing.SetOverlapMemo(memo)
+		again := compute(t, spa, schedules, now)
+		if !slices.EqualFunc(d.LeftOut, again.LeftOut, func(a, b LeftOut) bool {
+			return a.Name == b.Name && a.Kept == b.Kept && a.NotCompared == b.NotCompared
+		}) || !slices.Equal(d.Active, again.Active) {
+			t.Errorf("memo %v: another answer: left out %d, active %v", memo, len(again.LeftOut), again.Active)
+		}
+	}
+	timing.SetOverlapMemo(true)
+
+	// A done context stops the resolution with its error instead of an answer.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Compute(ctx, spa, schedules, now); !errors.Is(err, context.Canceled) {
+		t.Errorf("Compute with a done context: %v, want context.Canceled", err)
+	}
+	// Under Max nothing is compared, nothing left out.
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
+	if d := compute(t, spa, schedules, now); len(d.LeftOut) != 0 {
+		t.Errorf("Max: %d left out, want none", len(d.LeftOut))
+	}
+}
+
+// TestTimelineWithinABudget: the timeline of a preview stops, with the budget's error, once
+// the intervals (and under Forbid the comparisons) of its range are more than its budget; one
+// within it is drawn.
+func TestTimelineWithinABudget(t *testing.T) {
+	spa := autoscaler(2, 10)
+	schedules := []autoscalingv1alpha1.Schedule{
+		schedule("hourly", 5, 10, cron("0 * * * *", "30m")),
+		schedule("half-past", 6, 10, cron("30 * * * *", "30m")),
+	}
+	from := instant(t, "2027-03-01T00:00:00Z")
+	for _, policy := range []autoscalingv1alpha1.OverlapPolicy{autoscalingv1alpha1.OverlapPolicyMax, autoscalingv1alpha1.OverlapPolicyForbid} {
+		spa.Spec.OverlapPolicy = policy
+		// A day: 48 intervals (and under Forbid one comparison at each of 48 boundaries).
+		if _, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, from, from.Add(24*time.Hour), nil); err != nil {
+			t.Errorf("%s: a day within the budget: %v", policy, err)
+		}
+		segs, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, from, from.Add(30*24*time.Hour), nil)
+		if !errors.Is(err, timing.ErrBudgetSpent) || segs != nil {
+			t.Errorf("%s: 30 days with a budget of 200: %d segments, %v; want none and ErrBudgetSpent", policy, len(segs), err)
+		}
+	}
+}
+
+// compute is Compute, which only fails for a done context.
+func compute(t testing.TB, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, now time.Time) Desired {
+	t.Helper()
+	d, err := Compute(context.Background(), spa, schedules, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// timeline is Timeline with a budget that no test spends.
+func timeline(t testing.TB, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to time.Time, invalid func(string, error)) []timing.Segment {
+	t.Helper()
+	segs, err := Timeline(timing.NewBudget(context.Background(), 1<<40), spa, schedules, from, to, invalid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return segs
 }

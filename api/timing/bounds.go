@@ -1,7 +1,6 @@
 package timing
 
 import (
-	"iter"
 	"slices"
 	"time"
 )
@@ -40,90 +39,6 @@ func Effective(baseline Bounds, active []Override) Bounds {
 	return out
 }
 
-// OverlapHorizon is how far ahead overlapPolicy Forbid looks for overlapping windows.
-const OverlapHorizon = 366 * 24 * time.Hour
-
-// FirstOverlap returns the first non-empty intersection of an interval of a and an interval
-// of b that lies within [from, from+horizon). The intersection is not clipped to that range,
-// so it may start before from when both windows are already active then. Windows that only
-// touch ([s, t) and [t, u)) do not overlap.
-//
-// Admission compares a new Schedule with every sibling, and the reconciler compares the
-// Schedules of an autoscaler pairwise, so FirstOverlap reads each window's intervals from a
-// bounded, process-wide memo of materialized interval lists (see spansFor) and merges two
-// sorted slices; windows with too many intervals to keep (such as a Cron window that opens
-// every few minutes) are walked lazily as before. Both ways give the same result.
-func FirstOverlap(a, b *Window, from time.Time, horizon time.Duration) (Interval, bool) {
-	sa, okA := a.spansFor(from, horizon)
-	if !okA {
-		return firstOverlapLazy(a, b, from, horizon)
-	}
-	sb, okB := b.spansFor(from, horizon)
-	if !okB {
-		return firstOverlapLazy(a, b, from, horizon)
-	}
-	return firstOverlapOf(sa, sb, from.Add(horizon).UnixNano())
-}
-
-// firstOverlapOf is FirstOverlap over two materialized lists of intervals, each in order and
-// holding every interval of its window that ends after from and starts before end: the same
-// merge as firstOverlapLazy, on the bounds in nanoseconds.
-func firstOverlapOf(a, b spanList, end int64) (Interval, bool) {
-	na, nb := a.nanos, b.nanos
-	for i, j := 0, 0; 2*i < len(na) && 2*j < len(nb) && na[2*i] < end && nb[2*j] < end; {
-		if max(na[2*i], nb[2*j]) < min(na[2*i+1], nb[2*j+1]) {
-			ia, ib := a.intervals[i], b.intervals[j]
-			return Interval{Start: later(ia.Start, ib.Start), End: earlier(ia.End, ib.End)}, true
-		}
-		if na[2*i+1] < nb[2*j+1] {
-			i++
-		} else {
-			j++
-		}
-	}
-	return Interval{}, false
-}
-
-// firstOverlapLazy is FirstOverlap computed by walking both windows' intervals as they are
-// generated: the definition, and the way for windows whose intervals are not materialized.
-func firstOverlapLazy(a, b *Window, from time.Time, horizon time.Duration) (Interval, bool) {
-	end := from.Add(horizon)
-	nextA, stopA := iter.Pull(a.intervals(from))
-	defer stopA()
-	nextB, stopB := iter.Pull(b.intervals(from))
-	defer stopB()
-
-	ia, okA := nextA()
-	ib, okB := nextB()
-	for okA && okB && ia.Start.Before(end) && ib.Start.Before(end) {
-		start, stop := later(ia.Start, ib.Start), earlier(ia.End, ib.End)
-		if start.Before(stop) {
-			return Interval{Start: start, End: stop}, true
-		}
-		// Advance whichever interval ends first; it cannot overlap anything later.
-		if ia.End.Before(ib.End) {
-			ia, okA = nextA()
-		} else {
-			ib, okB = nextB()
-		}
-	}
-	return Interval{}, false
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 // Named is one Schedule of an autoscaler, for Timeline and NextTransition.
 type Named struct {
 	Name string
@@ -144,25 +59,36 @@ type Segment struct {
 // Timeline returns the effective bounds over [from, to) as contiguous segments, in order.
 // Adjacent segments with the same bounds and the same active Schedules are merged. Suspended
 // Schedules are never active.
-func Timeline(baseline Bounds, schedules []Named, from, to time.Time) []Segment {
+//
+// It spends one step of budget for each interval of a Schedule that intersects the range;
+// when the budget stops it, it returns no segments and the budget's error.
+func Timeline(budget *Budget, baseline Bounds, schedules []Named, from, to time.Time) ([]Segment, error) {
 	if !from.Before(to) {
-		return nil
+		return nil, nil
 	}
 	type scheduleIntervals struct {
 		Named
 		intervals []Interval
+		next      int // the first interval that ends after the current cut
 	}
-	var live []scheduleIntervals
+	var live []*scheduleIntervals
 	cuts := []time.Time{from, to}
 	for _, s := range schedules {
 		if s.Suspended || s.Window == nil {
 			continue
 		}
-		ivs := s.Window.Intervals(from, to)
-		live = append(live, scheduleIntervals{Named: s, intervals: ivs})
-		for _, iv := range ivs {
+		l := &scheduleIntervals{Named: s}
+		for iv := range s.Window.intervals(from) {
+			if !iv.Start.Before(to) {
+				break
+			}
+			if err := budget.Spend(1); err != nil {
+				return nil, err
+			}
+			l.intervals = append(l.intervals, iv)
 			cuts = append(cuts, iv.Start, iv.End)
 		}
+		live = append(live, l)
 	}
 	slices.SortFunc(cuts, func(a, b time.Time) int { return a.Compare(b) })
 	cuts = slices.CompactFunc(cuts, func(a, b time.Time) bool { return a.Equal(b) })
@@ -176,7 +102,12 @@ func Timeline(baseline Bounds, schedules []Named, from, to time.Time) []Segment 
 		var active []Override
 		var names []string
 		for _, s := range live {
-			if slices.ContainsFunc(s.intervals, func(iv Interval) bool { return iv.Contains(start) }) {
+			// The cuts rise, and each Schedule's intervals are in order: skip the ones that
+			// ended.
+			for s.next < len(s.intervals) && !s.intervals[s.next].End.After(start) {
+				s.next++
+			}
+			if s.next < len(s.intervals) && s.intervals[s.next].Contains(start) {
 				active = append(active, Override{Name: s.Name, Min: s.Min, Max: s.Max})
 				names = append(names, s.Name)
 			}
@@ -189,7 +120,7 @@ func Timeline(baseline Bounds, schedules []Named, from, to time.Time) []Segment 
 		}
 		out = append(out, seg)
 	}
-	return out
+	return out, nil
 }
 
 // NextTransition returns the earliest start or end of an interval of any unsuspended

@@ -113,7 +113,7 @@ func TestFirstOverlap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := FirstOverlap(compile(t, tt.a), compile(t, tt.b), instant(t, tt.from), tt.horizon)
+			got, ok := firstOverlap(t, compile(t, tt.a), compile(t, tt.b), instant(t, tt.from), tt.horizon)
 			var gotPtr *Interval
 			if ok {
 				gotPtr = &got
@@ -122,7 +122,7 @@ func TestFirstOverlap(t *testing.T) {
 				t.Errorf("FirstOverlap mismatch (-want +got):\n%s", diff)
 			}
 			// Overlap is symmetric.
-			got, ok = FirstOverlap(compile(t, tt.b), compile(t, tt.a), instant(t, tt.from), tt.horizon)
+			got, ok = firstOverlap(t, compile(t, tt.b), compile(t, tt.a), instant(t, tt.from), tt.horizon)
 			gotPtr = nil
 			if ok {
 				gotPtr = &got
@@ -153,7 +153,7 @@ func TestTimeline(t *testing.T) {
 		{Start: instant(t, "2027-01-01T14:00:00Z"), End: instant(t, "2027-01-01T15:00:00Z"), Bounds: Bounds{4, 20}, Active: []string{"same-as-midday"}},
 		{Start: instant(t, "2027-01-01T15:00:00Z"), End: to, Bounds: baseline},
 	}
-	if diff := cmp.Diff(want, Timeline(baseline, schedules, from, to)); diff != "" {
+	if diff := cmp.Diff(want, timeline(t, baseline, schedules, from, to)); diff != "" {
 		t.Errorf("Timeline mismatch (-want +got):\n%s", diff)
 	}
 
@@ -170,7 +170,7 @@ func TestTimelineMergesEqualSegments(t *testing.T) {
 	// Two touching intervals of one Cron window on different local days have the same bounds
 	// and active set: one segment.
 	w := compile(t, Spec{Type: TypeCron, Schedule: "0 0 * * *", Duration: "24h"})
-	got := Timeline(Bounds{1, 5}, []Named{{Name: "always", Window: w, Min: ptr(3)}}, instant(t, "2027-01-01T00:00:00Z"), instant(t, "2027-01-04T00:00:00Z"))
+	got := timeline(t, Bounds{1, 5}, []Named{{Name: "always", Window: w, Min: ptr(3)}}, instant(t, "2027-01-01T00:00:00Z"), instant(t, "2027-01-04T00:00:00Z"))
 	want := []Segment{{Start: instant(t, "2027-01-01T00:00:00Z"), End: instant(t, "2027-01-04T00:00:00Z"), Bounds: Bounds{3, 5}, Active: []string{"always"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Timeline mismatch (-want +got):\n%s", diff)
@@ -196,7 +196,7 @@ func TestGoldenTimelineAcrossDST(t *testing.T) {
 		t.Run(week.name, func(t *testing.T) {
 			from := instant(t, week.from)
 			var b strings.Builder
-			for _, s := range Timeline(baseline, schedules, from, from.Add(7*24*time.Hour)) {
+			for _, s := range timeline(t, baseline, schedules, from, from.Add(7*24*time.Hour)) {
 				active := strings.Join(s.Active, ",")
 				if active == "" {
 					active = "-"

@@ -146,13 +146,13 @@ func TestContractWindows(t *testing.T) {
 	// Daily: end at or before start crosses midnight.
 	night := compile(t, Spec{Type: TypeDaily, StartTime: "22:00", EndTime: "02:00"})
 	if diff := cmp.Diff(ivs(t, "2027-01-15T22:00:00Z", "2027-01-16T02:00:00Z"),
-		night.Intervals(instant(t, "2027-01-15T12:00:00Z"), instant(t, "2027-01-16T12:00:00Z"))); diff != "" {
+		intervals(t, night, instant(t, "2027-01-15T12:00:00Z"), instant(t, "2027-01-16T12:00:00Z"))); diff != "" {
 		t.Errorf("22:00-02:00 (-want +got):\n%s", diff)
 	}
 	// Weekly: Friday 18:00 → Monday 08:00 crosses the weekend.
 	weekend := compile(t, Spec{Type: TypeWeekly, StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00"})
 	if diff := cmp.Diff(ivs(t, "2027-01-15T18:00:00Z", "2027-01-18T08:00:00Z"),
-		weekend.Intervals(instant(t, "2027-01-15T12:00:00Z"), instant(t, "2027-01-18T12:00:00Z"))); diff != "" {
+		intervals(t, weekend, instant(t, "2027-01-15T12:00:00Z"), instant(t, "2027-01-18T12:00:00Z"))); diff != "" {
 		t.Errorf("Friday 18:00 - Monday 08:00 (-want +got):\n%s", diff)
 	}
 
@@ -192,7 +192,7 @@ func TestContractDST(t *testing.T) {
 
 	// A window whose start and end both fall into the same gap is empty that day.
 	inGap := compile(t, Spec{Type: TypeDaily, StartTime: "02:10", EndTime: "02:50", TimeZone: "America/New_York"})
-	if got := inGap.Intervals(instant(t, "2027-03-14T05:00:00Z"), instant(t, "2027-03-15T04:00:00Z")); len(got) != 0 {
+	if got := intervals(t, inGap, instant(t, "2027-03-14T05:00:00Z"), instant(t, "2027-03-15T04:00:00Z")); len(got) != 0 {
 		t.Errorf("a window inside the gap on its day = %v, want none", got)
 	}
 
@@ -204,12 +204,12 @@ func TestContractDST(t *testing.T) {
 		instant(t, "2027-03-14T07:00:00Z"), // 02:00, 02:30 (gap) and 03:00 EDT, once
 		instant(t, "2027-03-14T07:30:00Z"), // 03:30 EDT
 	}
-	if diff := cmp.Diff(want, every30.Slots(ny, instant(t, "2027-03-14T06:00:00Z"), instant(t, "2027-03-14T07:31:00Z"))); diff != "" {
+	if diff := cmp.Diff(want, slots(t, every30, ny, instant(t, "2027-03-14T06:00:00Z"), instant(t, "2027-03-14T07:31:00Z"))); diff != "" {
 		t.Errorf("*/30 across the gap (-want +got):\n%s", diff)
 	}
 	// A repeated slot runs once, at its first occurrence.
 	if diff := cmp.Diff([]time.Time{instant(t, "2027-11-07T05:30:00Z")},
-		mustCron(t, "30 1 * * *").Slots(ny, instant(t, "2027-11-07T04:00:00Z"), instant(t, "2027-11-07T08:00:00Z"))); diff != "" {
+		slots(t, mustCron(t, "30 1 * * *"), ny, instant(t, "2027-11-07T04:00:00Z"), instant(t, "2027-11-07T08:00:00Z"))); diff != "" {
 		t.Errorf("01:30 on the fall-back day (-want +got):\n%s", diff)
 	}
 }
@@ -246,7 +246,7 @@ func TestContractEffectiveReplicas(t *testing.T) {
 		want bool
 	}{{"2028-01-16T10:00", true}, {"2028-01-17T10:00", false}} {
 		oneShot := compile(t, Spec{Type: TypeOneShot, StartTime: tt.day, EndTime: strings.Replace(tt.day, "10:00", "11:00", 1)})
-		_, got := FirstOverlap(oneShot, daily, from, OverlapHorizon)
+		_, got := firstOverlap(t, oneShot, daily, from, OverlapHorizon)
 		if got != tt.want {
 			t.Errorf("overlap on %s within the horizon = %v, want %v", tt.day, got, tt.want)
 		}

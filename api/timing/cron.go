@@ -272,13 +272,17 @@ func (c Cron) Prev(loc *time.Location, atOrBefore time.Time) time.Time {
 }
 
 // Slots returns the firing instants in the half-open range [from, to), in order, in UTC,
-// with slots evaluated in loc (nil means UTC). Each instant appears once.
-func (c Cron) Slots(loc *time.Location, from, to time.Time) []time.Time {
+// with slots evaluated in loc (nil means UTC). Each instant appears once, and is a step of
+// budget; when the budget stops the walk, it returns the budget's error.
+func (c Cron) Slots(budget *Budget, loc *time.Location, from, to time.Time) ([]time.Time, error) {
 	var out []time.Time
 	for t := c.Next(loc, from.Add(-time.Nanosecond)); !t.IsZero() && t.Before(to); t = c.Next(loc, t) {
+		if err := budget.Spend(1); err != nil {
+			return nil, err
+		}
 		out = append(out, t)
 	}
-	return out
+	return out, nil
 }
 
 // everyHint returns the 5-field schedule that fires at the interval of an @every argument

@@ -80,7 +80,7 @@ func TestDaysOfWeekIntervals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := compile(t, tt.spec)
-			got := w.Intervals(instant(t, tt.from), instant(t, tt.to))
+			got := intervals(t, w, instant(t, tt.from), instant(t, tt.to))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Intervals mismatch (-want +got):\n%s", diff)
 			}
@@ -126,7 +126,7 @@ func TestDaysOfWeekAllSevenIsEveryDay(t *testing.T) {
 			seven := compile(t, Spec{Type: TypeDaily, StartTime: times[0], EndTime: times[1], TimeZone: zone, DaysOfWeek: all})
 			for _, rng := range [][2]string{{"2027-03-01T00:00:00Z", "2027-04-15T00:00:00Z"}, {"2027-09-20T00:00:00Z", "2027-11-15T00:00:00Z"}} {
 				from, to := instant(t, rng[0]), instant(t, rng[1])
-				if diff := cmp.Diff(every.Intervals(from, to), seven.Intervals(from, to)); diff != "" {
+				if diff := cmp.Diff(intervals(t, every, from, to), intervals(t, seven, from, to)); diff != "" {
 					t.Errorf("%s %s-%s: all seven days differ from every day (-every +seven):\n%s", zone, times[0], times[1], diff)
 				}
 			}

@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -51,4 +52,57 @@ func bruteResolve(loc *time.Location, wall time.Time) time.Time {
 var dstZones = []string{
 	"America/New_York", "Europe/Berlin", "Australia/Sydney", "America/Sao_Paulo",
 	"Asia/Tokyo", "Pacific/Chatham", "Australia/Lord_Howe", "Pacific/Apia", "UTC",
+}
+
+// unlimited is a budget that no test spends.
+func unlimited() *Budget { return NewBudget(context.Background(), 1<<40) }
+
+// firstOverlap is FirstOverlap with an unlimited budget, for windows that may be compared.
+func firstOverlap(t testing.TB, a, b *Window, from time.Time, horizon time.Duration) (Interval, bool) {
+	t.Helper()
+	iv, ok, err := FirstOverlap(unlimited(), a, b, from, horizon)
+	if err != nil {
+		t.Fatalf("FirstOverlap(%+v, %+v, %s): %v", a.Canonical(), b.Canonical(), from, err)
+	}
+	return iv, ok
+}
+
+// timeline is Timeline with an unlimited budget.
+func timeline(t testing.TB, baseline Bounds, schedules []Named, from, to time.Time) []Segment {
+	t.Helper()
+	segs, err := Timeline(unlimited(), baseline, schedules, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return segs
+}
+
+// intervals is Window.Intervals with an unlimited budget.
+func intervals(t testing.TB, w *Window, from, to time.Time) []Interval {
+	t.Helper()
+	out, err := w.Intervals(unlimited(), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// slots is Cron.Slots with an unlimited budget.
+func slots(t testing.TB, c Cron, loc *time.Location, from, to time.Time) []time.Time {
+	t.Helper()
+	out, err := c.Slots(unlimited(), loc, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runs is JobSchedule.Runs with an unlimited budget.
+func runs(t testing.TB, s *JobSchedule, from, to time.Time) []time.Time {
+	t.Helper()
+	out, err := s.Runs(unlimited(), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -48,15 +48,16 @@ func (s *JobSchedule) String() string {
 }
 
 // Runs returns the nominal instants of the runs in the half-open range [from, to), in order,
-// in UTC.
-func (s *JobSchedule) Runs(from, to time.Time) []time.Time {
+// in UTC. Each run is a step of budget; when the budget stops the walk, it returns the
+// budget's error.
+func (s *JobSchedule) Runs(budget *Budget, from, to time.Time) ([]time.Time, error) {
 	if s.OneShot() {
 		if !s.Due.Before(from) && s.Due.Before(to) {
-			return []time.Time{s.Due}
+			return []time.Time{s.Due}, budget.Spend(1)
 		}
-		return nil
+		return nil, nil
 	}
-	return s.Cron.Slots(s.Zone.Location, from, to)
+	return s.Cron.Slots(budget, s.Zone.Location, from, to)
 }
 
 // Compile validates the spec and returns the schedule, or every problem found (a bad zone

@@ -100,17 +100,17 @@ func TestJobScheduleRuns(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := []time.Time{instant(t, "2027-03-27T01:30:00Z"), instant(t, "2027-03-28T01:00:00Z"), instant(t, "2027-03-29T00:30:00Z")}
-	if diff := cmp.Diff(want, cron.Runs(from, to)); diff != "" {
+	if diff := cmp.Diff(want, runs(t, cron, from, to)); diff != "" {
 		t.Errorf("cron Runs (-want +got):\n%s", diff)
 	}
 	at, errs := JobSpec{Schedule: "2027-03-28T12:00:30Z"}.Compile()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if diff := cmp.Diff([]time.Time{instant(t, "2027-03-28T12:00:30Z")}, at.Runs(from, to)); diff != "" {
+	if diff := cmp.Diff([]time.Time{instant(t, "2027-03-28T12:00:30Z")}, runs(t, at, from, to)); diff != "" {
 		t.Errorf("one-shot Runs (-want +got):\n%s", diff)
 	}
-	if got := at.Runs(to, to.Add(time.Hour)); got != nil {
+	if got := runs(t, at, to, to.Add(time.Hour)); got != nil {
 		t.Errorf("one-shot Runs outside the range = %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -8,20 +9,23 @@ import (
 	"time"
 )
 
-// Materialized intervals. Overlap checks (admission under overlapPolicy Forbid, and the
+// Materialized intervals. Overlap checks (admission, and under overlapPolicy Forbid the
 // reconciler's safety net behind it) compare each window with many others over
 // OverlapHorizon; generating a window's intervals resolves two wall-clock times per interval
 // in its zone, which is most of the cost. So the intervals of a Daily, Weekly or Cron window
 // from a day on are generated once and kept in a bounded memo, keyed by the window's
-// canonical spec and that day, and shared by every request and reconcile of that day.
+// canonical spec and that day, and shared by every request and reconcile of that day. The
+// lists also count a window's intervals for Window.Comparable.
 
 const (
-	// spanLimit is the most intervals kept for one window: a year of a Cron window that opens
-	// every half hour is 17,568 intervals. Windows with more are walked lazily.
+	// spanLimit is the most intervals kept for one window, more than a window that may be
+	// compared (MaxWindows) can have in the range a list covers. Windows with more are not
+	// compared (TooManyWindowsError), and no list is kept for them.
 	spanLimit = 1 << 14
-	// spanBudget is the most intervals kept in one generation of the memo (64 bytes each); at
-	// most two generations are kept.
-	spanBudget = 1 << 17
+	// spanBudget is the most intervals kept in one generation of the memo (16 bytes each, so
+	// 8 MiB); at most two generations are kept: enough for the lists of a hundred Schedules
+	// that each open a window every hour, so that comparing them does not evict each other's.
+	spanBudget = 1 << 19
 	// spanLead is how far before the day of from the lists start: earlier than any interval
 	// that intervals(from) yields first, even where a DST change sets the clocks back over
 	// midnight.
@@ -34,14 +38,34 @@ type spanKey struct {
 	day    int64  // the UTC day the list covers from, in Unix seconds
 }
 
-// spanList is a window's intervals that end after day-spanLead and start before
-// day+24h+OverlapHorizon, in order; tooMany records that there are more than spanLimit.
+// spanList is a window's intervals that end after day-spanLead and start before until
+// (day+24h+OverlapHorizon), in order; tooMany records that there are more than spanLimit.
 type spanList struct {
-	intervals []Interval
-	// nanos holds each interval's start and end in Unix nanoseconds, for the merge (the years
+	// nanos holds each interval's start and end in Unix nanoseconds (the years that
 	// time.Time.UnixNano can hold reach far beyond searchHorizon).
-	nanos   []int64
+	nanos []int64
+	// until is the end of the range the list covers: every interval of the window that
+	// starts before until and ends after the list's first one starts is in the list.
+	until   int64
 	tooMany bool
+}
+
+// len returns the number of intervals in l.
+func (l spanList) len() int { return len(l.nanos) / 2 }
+
+// interval returns the i-th interval of l.
+func (l spanList) interval(i int) Interval {
+	return Interval{Start: time.Unix(0, l.nanos[2*i]).UTC(), End: time.Unix(0, l.nanos[2*i+1]).UTC()}
+}
+
+// after returns the index of the first interval of l that ends after t.
+func (l spanList) after(t int64) int {
+	return sort.Search(l.len(), func(i int) bool { return l.nanos[2*i+1] > t })
+}
+
+// before returns the index of the first interval of l that starts at or after t.
+func (l spanList) before(t int64) int {
+	return sort.Search(l.len(), func(i int) bool { return l.nanos[2*i] >= t })
 }
 
 // spanMemo holds the lists of two generations: lookups read the current one, then the
@@ -82,39 +106,38 @@ func windowKey(s Spec) string {
 	return string(b)
 }
 
-// spansFor returns, in order, the intervals of w that intervals(from) yields and that start
-// before from+horizon (and maybe some after), or false when they are not materialized (a
-// horizon beyond OverlapHorizon, or too many intervals): then the caller walks intervals.
-func (w *Window) spansFor(from time.Time, horizon time.Duration) (spanList, bool) {
-	if horizon > OverlapHorizon || w.key == "" {
+// spansFor returns, in order, the intervals of w that intervals(from) yields, as far as the
+// memo's list covers them (at least OverlapHorizon past from), or false when they are not
+// materialized: then the caller walks intervals. A window with too many intervals to keep
+// has none (see Window.Comparable).
+func (w *Window) spansFor(from time.Time) (spanList, bool) {
+	if w.key == "" {
 		return spanList{}, false
 	}
 	if w.Type() == TypeOneShot {
 		if w.oneShot.End.After(from) {
-			return spanList{intervals: []Interval{w.oneShot}, nanos: []int64{w.oneShot.Start.UnixNano(), w.oneShot.End.UnixNano()}}, true
+			return spanList{nanos: []int64{w.oneShot.Start.UnixNano(), w.oneShot.End.UnixNano()}, until: math.MaxInt64}, true
 		}
-		return spanList{}, true
+		return spanList{until: math.MaxInt64}, true
 	}
-	day := from.UTC().Truncate(24 * time.Hour)
-	list := lookupSpans(w, day)
+	list := lookupSpans(w, from.UTC().Truncate(24*time.Hour))
 	if list.tooMany {
 		return spanList{}, false
 	}
 	// Intervals end in order: the first one that ends after from is where intervals(from)
 	// starts.
-	f := from.UnixNano()
-	i := sort.Search(len(list.intervals), func(i int) bool { return list.nanos[2*i+1] > f })
-	ivs := list.intervals[i:]
+	i := list.after(from.UnixNano())
+	out := spanList{nanos: list.nanos[2*i:], until: list.until}
 	if w.Type() == TypeCron {
 		// A Cron run is split at the first firing of each local date, which can make the run
 		// that contains from depend on where the walk began when a zone sets its clocks back
 		// over midnight: check the first interval against the walk from from.
 		first, ok := w.NextInterval(from)
-		if ok != (len(ivs) > 0) || ok && (!ivs[0].Start.Equal(first.Start) || !ivs[0].End.Equal(first.End)) {
+		if ok != (out.len() > 0) || ok && (first.Start.UnixNano() != out.nanos[0] || first.End.UnixNano() != out.nanos[1]) {
 			return spanList{}, false
 		}
 	}
-	return spanList{intervals: ivs, nanos: list.nanos[2*i:]}, true
+	return out, true
 }
 
 // lookupSpans returns the memoized intervals of w from day on, generating them if needed.
@@ -133,20 +156,18 @@ func lookupSpans(w *Window, day time.Time) *spanList {
 	}
 
 	// Generated outside the lock; two requests may both generate the same list.
-	list = &spanList{}
 	end := day.Add(24*time.Hour + OverlapHorizon)
+	list = &spanList{until: end.UnixNano()}
 	for iv := range w.intervals(day.Add(-spanLead)) {
 		if !iv.Start.Before(end) {
 			break
 		}
-		if len(list.intervals) == spanLimit {
-			list = &spanList{tooMany: true}
+		if list.len() == spanLimit {
+			list = &spanList{until: list.until, tooMany: true}
 			break
 		}
-		list.intervals = append(list.intervals, iv)
 		list.nanos = append(list.nanos, iv.Start.UnixNano(), iv.End.UnixNano())
 	}
-	list.intervals = slices.Clip(list.intervals)
 	list.nanos = slices.Clip(list.nanos)
 	spanMemo.Lock()
 	spanMemo.put(key, list)
@@ -157,7 +178,7 @@ func lookupSpans(w *Window, day time.Time) *spanList {
 // put stores list in the current generation, starting a new one when it is full. The caller
 // holds the lock.
 func (m *spanCache) put(key spanKey, list *spanList) {
-	n := len(list.intervals) + 1
+	n := list.len() + 1
 	if m.size+n > spanBudget {
 		m.previous, m.current, m.size = m.current, map[spanKey]*spanList{}, 0
 	}

@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -51,21 +53,23 @@ func fuzzSpec(k uint8, x, y uint16, zone string) Spec {
 	}
 }
 
-// FuzzFirstOverlap checks that FirstOverlap, which reads memoized interval lists, gives
-// exactly what walking both windows' intervals gives (firstOverlapLazy, the definition), for
-// every type in zones with DST changes at all hours, from any minute and for any horizon up
-// to OverlapHorizon.
+// FuzzFirstOverlap checks that FirstOverlap, which reads memoized interval lists and
+// remembers what it found per pair of windows, gives exactly what walking both windows'
+// intervals gives (firstOverlapLazy, the definition), for every type in zones with DST changes
+// at all hours, from any minute and for any horizon up to OverlapHorizon, and again from a
+// later instant (which the memo of the pair answers); and that a window it refuses to compare
+// does open more than MaxWindows windows within OverlapHorizon.
 func FuzzFirstOverlap(f *testing.F) {
 	for zi := range overlapZones {
 		for ka := range uint8(4) {
 			for kb := range uint8(4) {
-				f.Add(ka, kb, uint16(zi*977+int(ka)*131), uint16(zi*31+int(kb)*7+5), uint16(zi*613+int(kb)*57), uint16(zi*19+3), uint8(zi), uint8(zi+int(ka)), uint32(zi*104729+int(kb)*7919), uint16(366))
+				f.Add(ka, kb, uint16(zi*977+int(ka)*131), uint16(zi*31+int(kb)*7+5), uint16(zi*613+int(kb)*57), uint16(zi*19+3), uint8(zi), uint8(zi+int(ka)), uint32(zi*104729+int(kb)*7919), uint16(366), uint32(zi*7+int(ka)))
 			}
 		}
 	}
 	// Touching windows: 09:00-17:00 and 17:00-20:00, from the instant they touch.
-	f.Add(uint8(0), uint8(0), uint16(36|1<<15), uint16(68), uint16(68|1<<15), uint16(80), uint8(1), uint8(1), uint32(0), uint16(366))
-	f.Fuzz(func(t *testing.T, ka, kb uint8, a1, a2, b1, b2 uint16, za, zb uint8, fromMinutes uint32, horizonDays uint16) {
+	f.Add(uint8(0), uint8(0), uint16(36|1<<15), uint16(68), uint16(68|1<<15), uint16(80), uint8(1), uint8(1), uint32(0), uint16(366), uint32(1440*3+7))
+	f.Fuzz(func(t *testing.T, ka, kb uint8, a1, a2, b1, b2 uint16, za, zb uint8, fromMinutes uint32, horizonDays uint16, laterMinutes uint32) {
 		a, errs := fuzzSpec(ka, a1, a2, overlapZones[int(za)%len(overlapZones)]).Compile()
 		if len(errs) > 0 {
 			return
@@ -79,50 +83,100 @@ func FuzzFirstOverlap(f *testing.F) {
 		if horizonDays%367 == 366 {
 			horizon = OverlapHorizon
 		}
-		wantIv, wantOK := firstOverlapLazy(a, b, from, horizon)
-		gotIv, gotOK := FirstOverlap(a, b, from, horizon)
-		if diff := cmp.Diff(struct {
-			Interval
-			OK bool
-		}{wantIv, wantOK}, struct {
-			Interval
-			OK bool
-		}{gotIv, gotOK}); diff != "" {
-			t.Fatalf("FirstOverlap(%+v, %+v, %s, %s) differs from the walk (-want +got):\n%s", a.Canonical(), b.Canonical(), from, horizon, diff)
+		later := from.Add(time.Duration(laterMinutes%(40*24*60)) * time.Minute)
+		for _, c := range []struct {
+			from    time.Time
+			horizon time.Duration
+		}{{from, horizon}, {from, OverlapHorizon}, {later, OverlapHorizon}} {
+			gotIv, gotOK, err := FirstOverlap(unlimited(), a, b, c.from, c.horizon)
+			if tooMany := (*TooManyWindowsError)(nil); errors.As(err, &tooMany) {
+				if n := lazyCount(tooMany.Window, c.from, MaxWindows+1); n <= MaxWindows {
+					t.Fatalf("FirstOverlap(%+v, %+v, %s): %v, but %+v opens %d windows", a.Canonical(), b.Canonical(), c.from, err, tooMany.Window.Canonical(), n)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []*Window{a, b} {
+				if n, _ := w.Comparable(c.from); n != lazyCount(w, c.from, MaxWindows+1) {
+					t.Fatalf("Comparable(%+v, %s) = %d, the walk counts %d", w.Canonical(), c.from, n, lazyCount(w, c.from, MaxWindows+1))
+				}
+			}
+			wantIv, wantOK := firstOverlapLazy(a, b, c.from, c.horizon)
+			if diff := cmp.Diff(struct {
+				Interval
+				OK bool
+			}{wantIv, wantOK}, struct {
+				Interval
+				OK bool
+			}{gotIv, gotOK}); diff != "" {
+				t.Fatalf("FirstOverlap(%+v, %+v, %s, %s) differs from the walk (-want +got):\n%s", a.Canonical(), b.Canonical(), c.from, c.horizon, diff)
+			}
 		}
 	})
 }
 
-// TestFirstOverlapTooManyIntervals: a Cron window with more intervals than the memo keeps
-// (every other minute, for a year) is walked lazily; the memo keeps no list for it, and the
-// result is the walk's.
-func TestFirstOverlapTooManyIntervals(t *testing.T) {
+// lazyCount counts, by walking, the intervals of w that are open at some instant of
+// [from, from+OverlapHorizon), up to limit.
+func lazyCount(w *Window, from time.Time, limit int) int {
+	n := 0
+	for iv := range w.intervals(from) {
+		if n == limit || !iv.Start.Before(from.Add(OverlapHorizon)) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// TestFirstOverlapTooManyWindows: a Cron window that opens more than MaxWindows windows within
+// OverlapHorizon (every other minute, for a year) is not compared with anything: FirstOverlap
+// names it, within one comparison of the budget, whatever the other window; the memo keeps no
+// list for it. One that opens exactly MaxWindows times, every hour, is compared.
+func TestFirstOverlapTooManyWindows(t *testing.T) {
 	every := compile(t, Spec{Type: TypeCron, Schedule: "*/2 * * * *", Duration: "1m", TimeZone: "Europe/Berlin"})
+	hourly := compile(t, Spec{Type: TypeCron, Schedule: "0 * * * *", Duration: "1m", TimeZone: "UTC"})
 	sunday := compile(t, Spec{Type: TypeWeekly, StartDayOfWeek: "Sunday", StartTime: "10:00", EndDayOfWeek: "Sunday", EndTime: "10:01", TimeZone: "Europe/Berlin"})
-	oneShot := compile(t, Spec{Type: TypeOneShot, StartTime: "2027-03-10T10:01", EndTime: "2027-03-10T10:02", TimeZone: "Europe/Berlin"})
 	from := instant(t, "2027-03-01T00:00:00Z")
-	for _, tt := range []struct {
-		name string
-		b    *Window
-		want *Interval
-	}{
-		{name: "overlap within the first minute of each Sunday", b: sunday, want: &Interval{Start: instant(t, "2027-03-07T09:00:00Z"), End: instant(t, "2027-03-07T09:01:00Z")}},
-		{name: "a minute between two firings", b: oneShot},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			iv, ok := FirstOverlap(every, tt.b, from, OverlapHorizon)
-			var got *Interval
-			if ok {
-				got = &iv
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("FirstOverlap (-want +got):\n%s", diff)
-			}
-		})
+	for _, b := range []*Window{sunday, every, hourly} {
+		_, _, err := FirstOverlap(unlimited(), b, every, from, OverlapHorizon)
+		var tooMany *TooManyWindowsError
+		if !errors.As(err, &tooMany) || tooMany.Window != every {
+			t.Errorf("FirstOverlap(%s, */2) = %v, want a TooManyWindowsError that names the */2 window", b.Canonical().Type, err)
+		}
+	}
+	if n, ok := every.Comparable(from); ok || n != MaxWindows+1 {
+		t.Errorf("Comparable(*/2) = %d, %v; want %d, false", n, ok, MaxWindows+1)
+	}
+	if n, ok := hourly.Comparable(from); !ok || n != MaxWindows {
+		t.Errorf("Comparable(hourly) = %d, %v; want %d, true", n, ok, MaxWindows)
+	}
+	if _, _, err := FirstOverlap(unlimited(), hourly, sunday, from, OverlapHorizon); err != nil {
+		t.Errorf("FirstOverlap(hourly, Sunday) = %v, want a comparison", err)
 	}
 	list := lookupSpans(every, from.Truncate(24*time.Hour))
-	if !list.tooMany || list.intervals != nil {
-		t.Errorf("memo for %q: tooMany %v with %d intervals, want tooMany and none kept", every.Canonical().Schedule, list.tooMany, len(list.intervals))
+	if !list.tooMany || list.nanos != nil {
+		t.Errorf("memo for %q: tooMany %v with %d intervals, want tooMany and none kept", every.Canonical().Schedule, list.tooMany, list.len())
+	}
+}
+
+// TestFirstOverlapBudget: each comparison spends one step; a spent budget or a done context
+// stops the next comparison with an error that says which.
+func TestFirstOverlapBudget(t *testing.T) {
+	a := compile(t, Spec{Type: TypeDaily, StartTime: "09:00", EndTime: "10:00"})
+	b := compile(t, Spec{Type: TypeDaily, StartTime: "10:00", EndTime: "11:00"})
+	from := instant(t, "2027-03-01T00:00:00Z")
+	budget := NewBudget(context.Background(), 2)
+	for i, want := range []error{nil, nil, ErrBudgetSpent, ErrBudgetSpent} {
+		if _, _, err := FirstOverlap(budget, a, b, from, OverlapHorizon); !errors.Is(err, want) {
+			t.Errorf("comparison %d: %v, want %v", i+1, err, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := FirstOverlap(NewBudget(ctx, 100), a, b, from, OverlapHorizon); !errors.Is(err, context.Canceled) {
+		t.Errorf("with a done context: %v, want context.Canceled", err)
 	}
 }
 
@@ -130,15 +184,15 @@ func TestFirstOverlapTooManyIntervals(t *testing.T) {
 func TestSpanMemoBounded(t *testing.T) {
 	from := instant(t, "2027-01-01T00:00:00Z")
 	for i := range 2 * spanBudget / 360 {
-		w := compile(t, Spec{Type: TypeDaily, StartTime: fmt.Sprintf("%02d:%02d", i/60%24, i%60), EndTime: "23:59", TimeZone: overlapZones[i%len(overlapZones)]})
-		FirstOverlap(w, w, from.Add(time.Duration(i/1440)*24*time.Hour), OverlapHorizon)
+		w := compile(t, Spec{Type: TypeDaily, StartTime: fmt.Sprintf("%02d:%02d", i%1439/60, i%1439%60), EndTime: "23:59", TimeZone: overlapZones[i%len(overlapZones)]})
+		firstOverlap(t, w, w, from.Add(time.Duration(i/1440)*24*time.Hour), OverlapHorizon)
 	}
 	spanMemo.Lock()
 	defer spanMemo.Unlock()
 	total := 0
 	for _, m := range []map[spanKey]*spanList{spanMemo.current, spanMemo.previous} {
 		for _, l := range m {
-			total += len(l.intervals) + 1
+			total += l.len() + 1
 		}
 	}
 	if total > 2*spanBudget {

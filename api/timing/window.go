@@ -366,16 +366,21 @@ func (w *Window) NextInterval(t time.Time) (Interval, bool) {
 	return Interval{}, false
 }
 
-// Intervals returns, in order, every interval that intersects [from, to), unclipped.
-func (w *Window) Intervals(from, to time.Time) []Interval {
+// Intervals returns, in order, every interval that intersects [from, to), unclipped. Each
+// interval is a step of budget; when the budget stops the walk, it returns the budget's
+// error.
+func (w *Window) Intervals(budget *Budget, from, to time.Time) ([]Interval, error) {
 	var out []Interval
 	for iv := range w.intervals(from) {
 		if !iv.Start.Before(to) {
 			break
 		}
+		if err := budget.Spend(1); err != nil {
+			return nil, err
+		}
 		out = append(out, iv)
 	}
-	return out
+	return out, nil
 }
 
 // NextBoundary returns the earliest start or end of an interval strictly after t: the instant

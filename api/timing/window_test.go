@@ -389,7 +389,7 @@ func TestIntervals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := compile(t, tt.spec)
-			got := w.Intervals(instant(t, tt.from), instant(t, tt.to))
+			got := intervals(t, w, instant(t, tt.from), instant(t, tt.to))
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Intervals mismatch (-want +got):\n%s", diff)
 			}
@@ -503,7 +503,7 @@ func TestIntervalsAreConsistent(t *testing.T) {
 		for _, spec := range specs {
 			spec.TimeZone = zone
 			w := compile(t, spec)
-			all := w.Intervals(from, to)
+			all := intervals(t, w, from, to)
 			for i, iv := range all {
 				if !iv.End.After(iv.Start) || (i > 0 && iv.Start.Before(all[i-1].End)) {
 					t.Fatalf("%s %+v: intervals not ordered, disjoint and non-empty: %v", zone, spec, all)

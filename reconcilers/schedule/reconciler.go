@@ -108,7 +108,10 @@ func (r *Reconciler) forbid(ctx context.Context, s *autoscalingv1alpha1.Schedule
 	if err := r.Client.List(ctx, siblings, client.InNamespace(s.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
 		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", s.Namespace, spa.Name, err)
 	}
-	d := scaling.Compute(spa, siblings.Items, now)
+	d, err := scaling.Compute(ctx, spa, siblings.Items, now)
+	if err != nil {
+		return nil, err // the context is done: the manager is stopping
+	}
 	return &d, nil
 }
 
@@ -140,8 +143,16 @@ func LeftOut(st *autoscalingv1alpha1.ScheduleStatus, s *autoscalingv1alpha1.Sche
 	i := slices.IndexFunc(forbid.LeftOut, func(l scaling.LeftOut) bool { return l.Name == s.Name })
 	if i < 0 {
 		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
+	} else if l := forbid.LeftOut[i]; l.NotCompared != "" {
+		conditions.Set(&st.Conditions, metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionForbiddenOverlap,
+			Status: metav1.ConditionTrue,
+			Reason: autoscalingv1alpha1.ReasonNotCompared,
+			Message: fmt.Sprintf("ScheduledPodAutoscaler %q has overlapPolicy Forbid and this Schedule's windows were not compared with those of the Schedules created before it: %s. "+
+				"Under Forbid a Schedule that cannot be compared is left out of the autoscaler's bounds, as if it overlapped; or set overlapPolicy to Max",
+				s.Spec.ScaleTargetRef.Name, l.NotCompared),
+		}, s.Generation, now)
 	} else {
-		l := forbid.LeftOut[i]
 		conditions.Set(&st.Conditions, metav1.Condition{
 			Type:   autoscalingv1alpha1.ConditionForbiddenOverlap,
 			Status: metav1.ConditionTrue,

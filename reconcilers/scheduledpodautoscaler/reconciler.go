@@ -142,7 +142,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	now := r.Clock.Now()
-	d := scaling.Compute(spa, schedules.Items, now)
+	d, err := scaling.Compute(ctx, spa, schedules.Items, now)
+	if err != nil {
+		return ctrl.Result{}, err // the context is done: the manager is stopping
+	}
 
 	var last *applied
 	if a, ok := r.appliedAt.Load(req.NamespacedName); ok {

@@ -57,6 +57,11 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desir
 func forbiddenOverlapCondition(leftOut []scaling.LeftOut) metav1.Condition {
 	parts := make([]string, 0, len(leftOut))
 	for _, l := range leftOut {
+		if l.NotCompared != "" {
+			parts = append(parts, fmt.Sprintf("Schedule %q is left out of the bounds: its windows were not compared with those of the other Schedules: %s",
+				l.Name, l.NotCompared))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("Schedule %q is left out of the bounds: its windows overlap those of Schedule %q, created earlier, from %s",
 			l.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
 	}

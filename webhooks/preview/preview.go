@@ -6,7 +6,9 @@
 package preview
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -26,6 +28,12 @@ import (
 
 // DefaultNamespace is the namespace of objects that name none, as for `almanac validate`.
 const DefaultNamespace = "default"
+
+// MaxSteps is the most work one preview does (see timing.Budget): the windows of every
+// Schedule and the runs of every ScheduledJob in the range, and under overlapPolicy Forbid the
+// comparisons of Schedules at each boundary, two million in all: a year of a hundred
+// Schedules that open every hour, or of three ScheduledJobs that run every minute.
+const MaxSteps = 2_000_000
 
 type options struct {
 	files     []string
@@ -241,10 +249,18 @@ func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
 	}
 
 	report := Report{Range: rng}
+	budget := timing.NewBudget(context.Background(), MaxSteps)
+	stopped := func(kind, namespace, name string, err error) error {
+		return fmt.Errorf("%s %s/%s: the preview stopped: %w: the range holds more windows, runs and comparisons of Schedules than a preview draws (%d); "+
+			"preview a shorter range (--for, --to)", kind, namespace, name, err, MaxSteps)
+	}
 	targets := map[string]bool{}
 	for _, spa := range spas {
 		targets[spa.Namespace+"/"+spa.Name] = true
-		a, ws := autoscaler(spa, schedules, rng)
+		a, ws, err := autoscaler(budget, spa, schedules, rng)
+		if err != nil {
+			return Report{}, nil, stopped("ScheduledPodAutoscaler", spa.Namespace, spa.Name, err)
+		}
 		report.Autoscalers = append(report.Autoscalers, a)
 		warnings = append(warnings, ws...)
 	}
@@ -256,7 +272,10 @@ func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
 	}
 	for _, j := range jobs {
 		j.Namespace = namespaceOf(j.Namespace)
-		job, err := scheduledJob(j, rng)
+		job, err := scheduledJob(budget, j, rng)
+		if errors.Is(err, timing.ErrBudgetSpent) {
+			return Report{}, nil, stopped("ScheduledJob", j.Namespace, j.Name, err)
+		}
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("ScheduledJob %s/%s is skipped: %v", j.Namespace, j.Name, err))
 			continue
@@ -277,7 +296,7 @@ func namespaceOf(ns string) string {
 	return ns
 }
 
-func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string) {
+func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string, error) {
 	var warnings []string
 	named := scaling.Named(spa, all, func(name string, err error) {
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
@@ -286,33 +305,51 @@ func autoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscali
 	for _, n := range named {
 		s := Schedule{Name: n.Name, Spec: n.Window.Canonical(), Min: n.Min, Max: n.Max, Suspended: n.Suspended}
 		if !n.Suspended {
-			s.Intervals = n.Window.Intervals(rng.From, rng.To)
+			var err error
+			if s.Intervals, err = n.Window.Intervals(budget, rng.From, rng.To); err != nil {
+				return Autoscaler{}, nil, err
+			}
 		}
 		a.Schedules = append(a.Schedules, s)
 	}
 	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
 	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
-	a.Segments = scaling.Timeline(spa, all, rng.From, rng.To, nil)
+	var err error
+	if a.Segments, err = scaling.Timeline(budget, spa, all, rng.From, rng.To, nil); err != nil {
+		return Autoscaler{}, nil, err
+	}
 	if !a.Suspended {
-		for _, l := range scaling.Compute(spa, all, rng.From).LeftOut {
+		d, err := scaling.Compute(context.Background(), spa, all, rng.From)
+		if err != nil {
+			return Autoscaler{}, nil, err
+		}
+		for _, l := range d.LeftOut {
+			if l.NotCompared != "" {
+				warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds: its windows were not compared with those of the other Schedules: %s "+
+					"(overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.NotCompared))
+				continue
+			}
 			warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds while its windows overlap those of Schedule %q, created earlier, "+
 				"from %s (overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
 		}
 	}
-	return a, warnings
+	return a, warnings, nil
 }
 
 // scheduledJob previews a ScheduledJob with the time engine's reading of it, which admission
 // and the reconciler share: a timestamp written in schedule is a one-shot, as admission
 // stores it.
-func scheduledJob(j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
+func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
 	sched, errs := j.Spec.Timing().Compile()
 	if len(errs) > 0 {
 		return Job{}, timing.Join("spec.", errs)
 	}
 	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend}
 	if !job.Suspended {
-		job.Runs = sched.Runs(rng.From, rng.To)
+		var err error
+		if job.Runs, err = sched.Runs(budget, rng.From, rng.To); err != nil {
+			return Job{}, err
+		}
 	}
 	return job, nil
 }

@@ -34,7 +34,8 @@ const (
 	// Forbid and on the Schedules it leaves out, while Schedules of the autoscaler overlap
 	// anyway (admission reads a cache: two Schedules created at the same moment can both be
 	// admitted). The reconciler keeps the Schedule created first (then the first by name) and
-	// leaves the later one out of the bounds. The condition is absent when nothing is left out.
+	// leaves the later one out of the bounds, and also leaves out a Schedule whose windows it
+	// cannot compare (ReasonNotCompared). The condition is absent when nothing is left out.
 	ConditionForbiddenOverlap = "ForbiddenOverlap"
 	// ReasonSchedulesLeftOut: the autoscaler leaves the Schedules named in the message out of
 	// its bounds; change or delete them to remove the overlap.
@@ -42,4 +43,9 @@ const (
 	// ReasonLeftOut: this Schedule is left out of its autoscaler's bounds; the message names
 	// the Schedule it overlaps and the first overlapping interval.
 	ReasonLeftOut = "LeftOut"
+	// ReasonNotCompared: this Schedule is left out of its autoscaler's bounds because its
+	// windows could not be compared with those of the Schedules kept before it: it opens more
+	// windows than almanac compares (timing.MaxWindows), or the autoscaler has more Schedules
+	// than almanac compares (MaxSchedules). The message says which, and what to change.
+	ReasonNotCompared = "NotCompared"
 )
