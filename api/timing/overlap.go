@@ -31,12 +31,13 @@ func (e *TooManyWindowsError) Error() string {
 		"more than almanac compares (one an hour on average)", MaxWindows, OverlapHorizon/(24*time.Hour))
 }
 
-// Comparable reports whether w opens at most MaxWindows windows that are open at some instant
-// of [from, from+OverlapHorizon), and how many (MaxWindows+1 when more). It reads the memo of
-// interval lists, so asking again on the same day costs two binary searches.
+// Comparable reports whether w opens at most MaxWindows windows in [from,
+// from+OverlapHorizon), and how many (MaxWindows+1 when more); a window already open at from
+// does not count. It reads the memo of interval lists, so asking again on the same day costs
+// two binary searches.
 func (w *Window) Comparable(from time.Time) (int, bool) {
 	if w.Type() == TypeOneShot {
-		if w.oneShot.End.After(from) && w.oneShot.Start.Before(from.Add(OverlapHorizon)) {
+		if !w.oneShot.Start.Before(from) && w.oneShot.Start.Before(from.Add(OverlapHorizon)) {
 			return 1, true
 		}
 		return 0, true
@@ -48,7 +49,7 @@ func (w *Window) Comparable(from time.Time) (int, bool) {
 		// merge): a list over spanLimit means more than MaxWindows in the horizon.
 		return MaxWindows + 1, false
 	}
-	n := list.before(from.Add(OverlapHorizon).UnixNano()) - list.after(from.UnixNano())
+	n := list.before(from.Add(OverlapHorizon).UnixNano()) - list.before(from.UnixNano())
 	if n > MaxWindows {
 		return MaxWindows + 1, false
 	}

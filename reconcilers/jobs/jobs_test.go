@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -201,4 +204,28 @@ func TestRetry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShortNotes: a note longer than the API server takes is cut to MaxNote bytes at a
+// character's boundary, not dropped; a short one passes as written.
+func TestShortNotes(t *testing.T) {
+	rec := &noteRecorder{}
+	r := ShortNotes(rec)
+	r.Eventf(nil, nil, "Warning", "Reason", "Action", "%s", strings.Repeat("é", MaxNote)) // two bytes each
+	r.Eventf(nil, nil, "Normal", "Reason", "Action", "short %d", 1)
+	if len(rec.notes) != 2 {
+		t.Fatalf("%d notes recorded, want 2", len(rec.notes))
+	}
+	if long := rec.notes[0]; len(long) > MaxNote || !utf8.ValidString(long) || !strings.HasSuffix(long, "é…") {
+		t.Errorf("long note: %d bytes, valid UTF-8 %v, ends %q; want at most %d, valid, ending in \"é…\"", len(long), utf8.ValidString(long), long[len(long)-8:], MaxNote)
+	}
+	if rec.notes[1] != "short 1" {
+		t.Errorf("short note %q, want %q", rec.notes[1], "short 1")
+	}
+}
+
+type noteRecorder struct{ notes []string }
+
+func (r *noteRecorder) Eventf(_, _ runtime.Object, _, _, _, note string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(note, args...))
 }

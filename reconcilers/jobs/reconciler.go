@@ -43,7 +43,8 @@ type Base struct {
 	Records *Records
 	// Clock is the only source of "now"; tests inject a fake one.
 	Clock clock.PassiveClock
-	// Recorder records events on the reconciled objects.
+	// Recorder records events on the reconciled objects (NewBase cuts their notes to what
+	// the API server accepts: ShortNotes).
 	Recorder events.EventRecorder
 	// Options tune the controller (tests use a queue on a fake clock and skip the check for
 	// unique controller names).
@@ -60,7 +61,7 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Clock:     clk,
-		Recorder:  mgr.GetEventRecorder(recorderName),
+		Recorder:  ShortNotes(mgr.GetEventRecorder(recorderName)),
 	}
 }
 

@@ -98,8 +98,8 @@ func startManagerOpts(t testing.TB, clk clock.PassiveClock, o managerOpts, names
 	if o.wrap != nil {
 		c = o.wrap(c)
 	}
-	base := jobs.Base{Client: c, APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac"),
-		Lanes: jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)}
+	base := jobs.NewBase(mgr, clk, "almanac")
+	base.Client, base.Lanes = c, jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	base.Options.MaxConcurrentReconciles = o.workers
 	if err := (&scheduledpodautoscaler.Reconciler{Base: base}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
