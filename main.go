@@ -33,6 +33,7 @@ import (
 
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
@@ -111,6 +112,9 @@ type managerOptions struct {
 	kubeAPIBurst int
 	// workers is the number of objects each controller reconciles at once.
 	workers workers
+	// overlapMemo keeps the time engine's memo of overlaps on (timing.SetOverlapMemo); off
+	// only in the benchmark that shows what it is worth (hidden flag).
+	overlapMemo bool
 	certs   certs.Options
 }
 
@@ -151,6 +155,8 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&opts.workers.scheduledJob, "scheduledjob-workers", scheduledjob.DefaultWorkers, "ScheduledJobs reconciled at once: Jobs that share a slot are created this many at a time.")
 	f.IntVar(&opts.workers.eventJob, "eventjob-workers", eventjob.DefaultWorkers, "EventJobs reconciled at once: the Jobs of upstream Jobs that finish together are created this many at a time.")
 	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
+	f.BoolVar(&opts.overlapMemo, "overlap-memo", true, "Remember what comparisons of two Schedules' windows found (off only to measure what that is worth: test/bench).")
+	_ = f.MarkHidden("overlap-memo")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -184,6 +190,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if opts.kubeAPIQPS < 0 || opts.kubeAPIBurst < 0 {
 		return fmt.Errorf("--kube-api-qps=%v --kube-api-burst=%d: use 0 for no client-side limit, or positive numbers", opts.kubeAPIQPS, opts.kubeAPIBurst)
 	}
+	timing.SetOverlapMemo(opts.overlapMemo)
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit (client-go would read 0 as 5 per second)
 	if opts.kubeAPIQPS > 0 {

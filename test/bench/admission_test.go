@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,8 +14,9 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 )
 
-// siblings is the number of Schedules the new one is checked against under Forbid.
-const siblings = 100
+// siblings is the number of Schedules the new one is checked against under Forbid: with it,
+// the autoscaler has the most Schedules it may have.
+const siblings = autoscalingv1alpha1.MaxSchedules - 1
 
 // normalizeSunday is the JSON patch with which almanac's mutating webhook answers the create
 // of the figure's Schedule as a user writes it (startDayOfWeek and endDayOfWeek "sun",
@@ -56,7 +56,7 @@ func BenchmarkAdmission(b *testing.B) {
 }
 
 func (res admissionResult) report() {
-	figure := fmt.Sprintf("admission: create a Schedule, autoscaler with overlapPolicy Forbid and %d Schedules", siblings)
+	figure := fmt.Sprintf("admission: create a Schedule, autoscaler with overlapPolicy Forbid and %d other Schedules", siblings)
 	p50, p99 := res.With.P50-res.Without.P50, res.With.P99-res.Without.P99
 	table.add(row{
 		Figure:  figure,
@@ -77,7 +77,8 @@ func (res admissionResult) report() {
 // disk) in a namespace where the API server calls almanac's mutating and validating
 // webhooks, in one where it calls none, and in one for each pair of no-op webhooks
 // (startNoopWebhooks), one after the other. The validating webhook checks the new Schedule
-// against 100 others of its autoscaler over the next 366 days (overlapPolicy Forbid).
+// against the 99 others of its autoscaler over the next 366 days (overlapPolicy Forbid): the
+// most Schedules an autoscaler may have.
 func admission(tb testing.TB, m *manager, samples int) admissionResult {
 	tb.Helper()
 	ctx := context.Background()
@@ -134,15 +135,18 @@ func admission(tb testing.TB, m *manager, samples int) admissionResult {
 	}
 	// The webhooks' cache has every sibling once a Schedule overlapping the last one is
 	// refused.
+	last := monday.Add(time.Duration(siblings-1) * time.Hour)
+	lastName := fmt.Sprintf("sibling-%03d", siblings-1)
 	eventually(tb, time.Minute, 100*time.Millisecond, func() error {
 		s := sunday(with, false)
-		s.Name, s.Spec.StartDayOfWeek, s.Spec.EndDayOfWeek, s.Spec.StartTime, s.Spec.EndTime = "probe", "Friday", "Friday", "03:30", "03:45"
+		s.Name, s.Spec.StartDayOfWeek, s.Spec.EndDayOfWeek = "probe", last.Weekday().String(), last.Weekday().String()
+		s.Spec.StartTime, s.Spec.EndTime = last.Add(30*time.Minute).Format("15:04"), last.Add(45*time.Minute).Format("15:04")
 		s.Spec.TimeZone = "Europe/Berlin"
 		err := c.Create(ctx, s, client.DryRunAll)
 		switch {
 		case err == nil:
-			return errors.New("a Schedule that overlaps sibling-099 was admitted: the webhooks' cache has not caught up")
-		case apierrors.IsInvalid(err) && strings.Contains(err.Error(), "sibling-099"):
+			return fmt.Errorf("a Schedule that overlaps %s was admitted: the webhooks' cache has not caught up", lastName)
+		case apierrors.IsInvalid(err) && strings.Contains(err.Error(), lastName):
 			return nil
 		default:
 			return err

@@ -22,9 +22,14 @@
 //     the writes almanac must make (the HPAs and the statuses) issued by a bare client at the
 //     manager's concurrency; the manager's peak resident memory; writes while quiet;
 //   - admission: a server-side dry-run create of a Schedule whose autoscaler has
-//     overlapPolicy Forbid and 100 Schedules, with the webhooks in the path and without; the
-//     floors are the same create through a pair of no-op webhooks, and through a pair whose
-//     mutating webhook answers with the patch almanac's does.
+//     overlapPolicy Forbid and 99 other Schedules (the most it may have), with the webhooks in
+//     the path and without; the floors are the same create through a pair of no-op webhooks,
+//     and through a pair whose mutating webhook answers with the patch almanac's does;
+//   - tenants: what a tenant's Schedules cost, as admission latency and manager CPU: 40
+//     Schedules with touching one-minute windows that open every hour, 40 that open every
+//     other minute (refused), and the same stored past admission, next to 40 ordinary ones
+//     (windows that open once a day), under each overlap policy, and the memo of overlaps on
+//     and off.
 //
 // Sizes come from the environment (ALMANAC_BENCH_*, see sizes); `make bench` runs every
 // figure once at its default size. Profiles of the manager (CPU, during each burst) go to

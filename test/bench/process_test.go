@@ -116,11 +116,12 @@ type manager struct {
 	settings             settings
 }
 
-// startManager starts `almanac manager` and waits until its webhooks are ready and its
-// four controllers have started their workers (it is the leader and its caches are synced).
-func startManager(tb testing.TB, name string) *manager {
+// startManager starts `almanac manager` (with the flags extra besides the chart's) and waits
+// until its webhooks are ready and its four controllers have started their workers (it is the
+// leader and its caches are synced).
+func startManager(tb testing.TB, name string, extra ...string) *manager {
 	tb.Helper()
-	m, err := launchManager(name)
+	m, err := launchManager(name, extra...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func startManager(tb testing.TB, name string) *manager {
 	return m
 }
 
-func launchManager(name string) (*manager, error) {
+func launchManager(name string, extra ...string) (*manager, error) {
 	probe, err := freePort()
 	if err != nil {
 		return nil, err
@@ -140,21 +141,22 @@ func launchManager(name string) (*manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	args := append([]string{"manager",
+		"--leader-elect",
+		"--leader-election-namespace=" + systemNamespace,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprof),
+		"--webhook-port=" + strconv.Itoa(webhookPort),
+		"--cert-mode=self-managed",
+		"--cert-namespace=" + systemNamespace,
+		"--webhook-dns-names=localhost",
+		"--mutating-webhook-configuration=" + certs.DefaultWebhookConfigName,
+		"--validating-webhook-configuration=" + certs.DefaultWebhookConfigName,
+	}, extra...)
 	p, err := startProcess("the almanac manager", filepath.Join(workDir, name+"-manager.log"),
 		[]string{"KUBECONFIG=" + env.KubeconfigPath, "POD_NAMESPACE=" + systemNamespace, "GOMEMLIMIT=" + goMemoryLimit()},
-		almanacBinary, "manager",
-		"--leader-elect",
-		"--leader-election-namespace="+systemNamespace,
-		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe),
-		"--pprof-bind-address=127.0.0.1:"+strconv.Itoa(pprof),
-		"--webhook-port="+strconv.Itoa(webhookPort),
-		"--cert-mode=self-managed",
-		"--cert-namespace="+systemNamespace,
-		"--webhook-dns-names=localhost",
-		"--mutating-webhook-configuration="+certs.DefaultWebhookConfigName,
-		"--validating-webhook-configuration="+certs.DefaultWebhookConfigName,
-	)
+		almanacBinary, args...)
 	if err != nil {
 		return nil, err
 	}

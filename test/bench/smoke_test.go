@@ -60,13 +60,24 @@ func TestBenchHarnessSmoke(t *testing.T) {
 	if ad.With.N != 5 || ad.Without.N != 5 {
 		t.Errorf("admission: %d and %d samples, want 5 and 5", ad.With.N, ad.Without.N)
 	}
+	m.stop() // the tenants figure starts managers of its own
+	tn := tenants(t, 3, 0)
+	lap("tenants")
+	for key, d := range tn.Admission {
+		if d.N != 3 {
+			t.Errorf("tenants: %d creates for %s, want 3", d.N, key)
+		}
+	}
+	if len(tn.Admission) != 6 || len(tn.CPU) != 4 {
+		t.Errorf("tenants: %d admission and %d CPU figures, want 6 and 4", len(tn.Admission), len(tn.CPU))
+	}
 
-	// The table holds a row per figure; the smoke's rows are not printed.
-	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad} {
+	// The table holds rows per figure; the smoke's rows are not printed.
+	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad, tn} {
 		r.report()
 	}
-	if got := len(table.rows); got != 5 {
-		t.Errorf("%d rows in the table, want 5", got)
+	if got := len(table.rows); got != 10 {
+		t.Errorf("%d rows in the table, want 10", got)
 	}
 	table.rows, table.notes = nil, nil
 }
