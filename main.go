@@ -115,7 +115,7 @@ type managerOptions struct {
 	// overlapMemo keeps the time engine's memo of overlaps on (timing.SetOverlapMemo); off
 	// only in the benchmark that shows what it is worth (hidden flag).
 	overlapMemo bool
-	certs   certs.Options
+	certs       certs.Options
 }
 
 // workers is the number of workers of each controller.
