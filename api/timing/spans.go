@@ -53,11 +53,6 @@ type spanList struct {
 // len returns the number of intervals in l.
 func (l spanList) len() int { return len(l.nanos) / 2 }
 
-// interval returns the i-th interval of l.
-func (l spanList) interval(i int) Interval {
-	return Interval{Start: time.Unix(0, l.nanos[2*i]).UTC(), End: time.Unix(0, l.nanos[2*i+1]).UTC()}
-}
-
 // after returns the index of the first interval of l that ends after t.
 func (l spanList) after(t int64) int {
 	return sort.Search(l.len(), func(i int) bool { return l.nanos[2*i+1] > t })
