@@ -58,7 +58,16 @@ type plan struct {
 	requeueAfter time.Duration
 	// invalid is a user error that stops all runs until the spec changes.
 	invalid error
+	// more is true when the slots since the watermark were more than one reconcile walks
+	// (maxSlotWalk): the plan records those walked, and the next reconcile, at once, the rest.
+	more bool
 }
+
+// maxSlotWalk is the most slots one reconcile walks since the watermark: 100,000, 69 days of a
+// schedule that fires every minute (a manager down that long, or a ScheduledJob suspended
+// that long). The walk goes on in the next reconcile, so that none takes long however long
+// it was.
+const maxSlotWalk = 100_000
 
 func (p *plan) addMiss(slot time.Time, reason string) {
 	if p.missed == nil {
@@ -179,7 +188,18 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 	}
 	latest := s.Cron.Prev(s.Zone.Location, now)
 	if latest.After(mark) {
+		walked, last := 0, time.Time{}
 		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
+			if walked == maxSlotWalk {
+				// The rest in the next reconcile, at once: what is recorded now moves the
+				// watermark to the last slot walked, and nothing past it counts yet.
+				if p.ran.After(last) {
+					p.ran = time.Time{}
+				}
+				p.more, p.requeueAfter = true, time.Nanosecond
+				return p
+			}
+			walked, last = walked+1, slot
 			switch {
 			case ran[batchv1alpha1.SlotMinute(slot)]:
 			case suspended:

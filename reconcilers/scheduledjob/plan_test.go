@@ -330,6 +330,50 @@ func TestDeadlineAndMissedRuns(t *testing.T) {
 	}
 }
 
+// TestLongDowntimeIsWalkedInParts: after a year without a reconcile, an every-minute
+// ScheduledJob has 527,040 slots to account for; one reconcile walks at most maxSlotWalk of
+// them, records them, and asks to continue at once. The parts add up to what one walk would
+// record: every slot but the latest missed, the latest run once. A Job of the latest slot
+// created by an attempt whose status write failed is recorded by the part that reaches it,
+// never skipped over and never created again.
+func TestLongDowntimeIsWalkedInParts(t *testing.T) {
+	last, now := utc("2027-05-01T00:10:00Z"), utc("2028-05-01T00:10:30Z")
+	const slots = 366 * 24 * 60
+	for _, createdBefore := range []bool{false, true} {
+		w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
+		w.sj.Status.LastScheduleTime = &metav1.Time{Time: last}
+		latest := utc("2028-05-01T00:10:00Z")
+		if createdBefore {
+			w.jobs = append(w.jobs, w.job(latest))
+		}
+		parts := 0
+		for {
+			parts++
+			p := w.step(now)
+			if walked := p.missedTotal(); walked > maxSlotWalk {
+				t.Fatalf("part %d walked %d slots, more than %d", parts, walked, maxSlotWalk)
+			}
+			if !p.more {
+				break
+			}
+			if !p.run.IsZero() || p.requeueAfter != time.Nanosecond || !w.sj.Status.LastScheduleTime.Time.Equal(last) {
+				t.Fatalf("part %d: run %s, requeue after %s, lastScheduleTime %s; want no run, at once, unchanged", parts, p.run, p.requeueAfter, w.sj.Status.LastScheduleTime)
+			}
+		}
+		if want := (slots + maxSlotWalk - 1) / maxSlotWalk; parts != want {
+			t.Errorf("created before %v: %d parts, want %d", createdBefore, parts, want)
+		}
+		st := w.sj.Status
+		if st.MissedRuns != slots-1 || !st.LastScheduleTime.Time.Equal(latest) || !st.LastMissedTime.Time.Equal(latest.Add(-time.Minute)) {
+			t.Errorf("created before %v: missedRuns %d, lastScheduleTime %s, lastMissedTime %s; want %d, %s, %s",
+				createdBefore, st.MissedRuns, st.LastScheduleTime, st.LastMissedTime, slots-1, latest, latest.Add(-time.Minute))
+		}
+		if wantCreated := !createdBefore; (len(w.created) == 1) != wantCreated || len(w.jobs) != 1 {
+			t.Errorf("created before %v: %d Jobs created, %d in all; want the latest slot's, once", createdBefore, len(w.created), len(w.jobs))
+		}
+	}
+}
+
 // A Job was created but the status write failed (or the manager stopped in between): the
 // next reconcile must not create a second Job, must record the slot as run, and must still
 // count the slots that the first attempt found missed.

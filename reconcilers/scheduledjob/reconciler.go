@@ -111,8 +111,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := jobs.Prune(ctx, r.Client, r.Recorder, sj, &sj.Spec.JobPolicy, current); err != nil {
 		return ctrl.Result{}, err
 	}
-	if p.requeueAfter == 0 {
+	switch {
+	case p.requeueAfter == 0:
 		return ctrl.Result{}, nil // Job events bring the reconciler back
+	case p.more:
+		return ctrl.Result{RequeueAfter: p.requeueAfter}, nil // the rest of the slots since the watermark, at once
 	}
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
 	// lands on the slot instead of late by this reconcile's duration.
