@@ -83,6 +83,11 @@ func Join(prefix string, errs []FieldError) error {
 // MinCronDuration is the shortest window a Cron window may open.
 const MinCronDuration = time.Minute
 
+// MaxCronDuration is the longest window a Cron window may open: 366 days, the horizon over
+// which windows are compared (OverlapHorizon). A longer one would only be cut by the next
+// firing, and its end could pass the last instant that Unix nanoseconds hold (year 2262).
+const MaxCronDuration = 366 * 24 * time.Hour
+
 // Interval is a half-open interval [Start, End) of instants, in UTC.
 type Interval struct{ Start, End time.Time }
 
@@ -332,6 +337,10 @@ func parseWindowDuration(s string) (time.Duration, error) {
 	}
 	if d < MinCronDuration {
 		return 0, fmt.Errorf("%q is shorter than one minute: %s", s, expected)
+	}
+	if d > MaxCronDuration {
+		return 0, fmt.Errorf("%q is longer than 366 days (8784h), the longest window a Cron window may open: "+
+			"a window that long reaches past the next firing of any schedule that fires at least once a year; use a shorter duration", s)
 	}
 	return d, nil
 }

@@ -45,6 +45,12 @@ func TestCompileRejects(t *testing.T) {
 			want: []FieldError{{Field: FieldDuration, Value: "30s", Detail: `"30s" is shorter than one minute: expected a Go duration of at least 1m, e.g. "90m" or "2h30m"`}},
 		},
 		{
+			name: "a Cron duration over 366 days",
+			spec: Spec{Type: TypeCron, Schedule: "0 0 1 1 *", Duration: "2562047h"},
+			want: []FieldError{{Field: FieldDuration, Value: "2562047h", Detail: `"2562047h" is longer than 366 days (8784h), the longest window a Cron window may open: ` +
+				`a window that long reaches past the next firing of any schedule that fires at least once a year; use a shorter duration`}},
+		},
+		{
 			name: "Cron duration missing and not a duration",
 			spec: Spec{Type: TypeCron, Schedule: "0 9 * * *", Duration: "1 hour"},
 			want: []FieldError{{Field: FieldDuration, Value: "1 hour", Detail: `"1 hour" is not a duration: expected a Go duration of at least 1m, e.g. "90m" or "2h30m"`}},

@@ -154,7 +154,10 @@ type ScheduleSpec struct {
 	Schedule string `json:"schedule,omitempty"`
 
 	// duration (type Cron) is how long each window stays open, as a Go duration
-	// ("90m", "1h30m"); at least 1m.
+	// ("90m", "1h30m"); at least 1m and at most 8784h (366 days). Windows that touch or
+	// overlap merge into one. A schedule that opens more than 8,784 separate windows in 366
+	// days (one an hour on average) is refused: open it less often, or make the windows
+	// long enough to merge.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
