@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -197,9 +198,16 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err != nil {
 		return err
 	}
+	// Jobs and HPAs are cached only on the leader (leadercache.go).
+	var caches *leaderCache
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
-		Scheme:                  scheme.Scheme,
-		Cache:                   cacheOptions(),
+		Scheme: scheme.Scheme,
+		Cache:  cacheOptions(),
+		NewCache: func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+			c, err := newLeaderCache(cfg, opts)
+			caches = c
+			return c, err
+		},
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.probeAddr,
 		PprofBindAddress:        opts.pprofAddr,
@@ -216,6 +224,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
+	}
+	if err := mgr.Add(caches.LeaderRunnable()); err != nil {
+		return err
 	}
 	if err := webhookCerts.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the webhook certificates: %w", err)
