@@ -68,11 +68,12 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	}
 	lookup := &CacheLookup{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	permissions := newPermissionCheck(o, mgr.GetClient())
+	served := newServedNamespaces(o.namespaces)
 	server := mgr.GetWebhookServer()
 	for gvk, r := range allRules {
-		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}, LogConstructor: requestLogger})
+		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r, served: served}, LogConstructor: requestLogger})
 		server.Register(validatePath(gvk), &webhook.Admission{
-			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions},
+			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions, served: served},
 			LogConstructor: requestLogger,
 		})
 	}
@@ -80,11 +81,20 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 }
 
 // mutator is the mutating webhook of one kind.
-type mutator struct{ rules rules }
+type mutator struct {
+	rules rules
+	// served refuses objects in namespaces the manager does not serve; nil serves all.
+	served *servedNamespaces
+}
 
 func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
+	}
+	// Refused before it is changed; the validating webhook refuses it too (it is the one
+	// that decides, should the mutating webhook be missing).
+	if refused := m.served.refuse(req); refused != nil {
+		return *refused
 	}
 	ops, warnings, skip, err := m.rules.Patch(req.Object.Raw)
 	if err != nil {
@@ -104,6 +114,8 @@ type validator struct {
 	// permissions refuses a valid object whose writer may not do what almanac will do for
 	// them; nil checks nothing.
 	permissions *permissionCheck
+	// served refuses objects in namespaces the manager does not serve; nil serves all.
+	served *servedNamespaces
 }
 
 func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -114,6 +126,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		oldRaw = req.OldObject.Raw
 	default:
 		return admission.Allowed("")
+	}
+	if refused := v.served.refuse(req); refused != nil {
+		return *refused
 	}
 	errs, warnings, err := v.rules.Validate(ctx, req.Object.Raw, oldRaw, Env{Now: v.clock.Now(), Objects: v.objects})
 	if err != nil {

@@ -15,7 +15,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -147,4 +150,86 @@ func TestOnlyTheLeaderCachesJobsAndHPAs(t *testing.T) {
 	})
 	want("the second replica watching Jobs and HPAs", 1, 1, 1)
 	t.Log("the leader stopped: the other replica leads and watches Jobs and HPAs")
+}
+
+// TestManagerBinaryWatchNamespaces runs `almanac manager --watch-namespaces=scope-a,scope-b`
+// with almanac's webhooks installed: it watches only those namespaces (the API server serves
+// it namespaced watches, none cluster-wide), reconciles a ScheduledJob in scope-a but never one
+// in scope-c (stored before the webhooks were installed), and its webhooks refuse almanac's
+// objects in scope-c, on create and on update, with a message that names the namespaces served
+// and the chart value. `almanac check` in scope-c counts that refusal as the webhooks answering.
+func TestManagerBinaryWatchNamespaces(t *testing.T) {
+	const id = "scoped"
+	ctx := context.Background()
+	for _, n := range []string{"scope-a", "scope-b", "scope-c"} {
+		createNamespace(t, n)
+	}
+	probe := func(namespace, name string) *batchv1alpha1.ScheduledJob {
+		o := check.ProbeObject(namespace)
+		o.GenerateName, o.Name, o.Spec.Suspend = "", name, false
+		return o
+	}
+	// Stored while no webhook is in the way: a ScheduledJob in a namespace the manager will
+	// not serve.
+	unserved := probe("scope-c", "stray")
+	if err := env.Client.Create(ctx, unserved); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := watches(t, "batch", "jobs")
+
+	port := freePort(t)
+	installWebhooks(t, id, port)
+	m := startManagerBinary(t, managerArgs(id, port, "--watch-namespaces=scope-a,scope-b")...)
+	m.waitReady(t)
+
+	served := probe("scope-a", "nightly")
+	if err := env.Client.Create(ctx, served); err != nil {
+		t.Fatalf("a ScheduledJob in a served namespace: %v", err)
+	}
+	eventually(t, 30*time.Second, "the ScheduledJob in scope-a reconciled", func() error {
+		o := &batchv1alpha1.ScheduledJob{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(served), o); err != nil {
+			return err
+		}
+		if o.Status.ObservedGeneration == 0 {
+			return fmt.Errorf("status %+v", o.Status)
+		}
+		return nil
+	})
+
+	want := `ScheduledJob "refused" is in namespace "scope-c", which this almanac does not serve (it serves "scope-a", "scope-b"; chart value watchNamespaces)`
+	err := env.Client.Create(ctx, probe("scope-c", "refused"))
+	if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a ScheduledJob created in scope-c: %v, want Forbidden with %q", err, want)
+	}
+	stray := &batchv1alpha1.ScheduledJob{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(unserved), stray); err != nil {
+		t.Fatal(err)
+	}
+	stray.Labels = map[string]string{"touched": "yes"}
+	want = `ScheduledJob "stray" is in namespace "scope-c", which this almanac does not serve (it serves "scope-a", "scope-b"; chart value watchNamespaces)`
+	if err := env.Client.Update(ctx, stray); err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("an update of a ScheduledJob in scope-c: %v, want Forbidden with %q", err, want)
+	}
+	// Never reconciled: nothing of scope-c is watched.
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(unserved), stray); err != nil {
+		t.Fatal(err)
+	}
+	if stray.Status.ObservedGeneration != 0 || stray.Status.Phase != "" {
+		t.Errorf("the ScheduledJob in scope-c was reconciled: %+v", stray.Status)
+	}
+	if cluster, namespaced := watches(t, "batch", "jobs"); cluster != before || namespaced < 2 {
+		t.Errorf("watches of Jobs: %d cluster-wide (%d before the manager), %d in namespaces; want none cluster-wide and one per watched namespace", cluster, before, namespaced)
+	}
+	// It can still be deleted (a deletion is never refused).
+	if err := env.Client.Delete(ctx, stray); err != nil {
+		t.Errorf("deleting the ScheduledJob in scope-c: %v", err)
+	}
+
+	out, code := runAlmanac(t, "check", "--kubeconfig="+env.KubeconfigPath, "--namespace=scope-c",
+		"--mutating-webhook-configuration="+id, "--validating-webhook-configuration="+id)
+	t.Logf("almanac check in scope-c (exit %d):\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "this almanac does not serve that namespace") {
+		t.Errorf("almanac check in an unserved namespace: exit %d, want 0, the refusal counted as the webhooks answering", code)
+	}
 }
