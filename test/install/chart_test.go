@@ -246,6 +246,8 @@ type renderCase struct {
 	noAggregatedRoles, noPermissionCheck bool
 	// watchNamespaces is the value of watchNamespaces (none: every namespace).
 	watchNamespaces []string
+	// noAdmissionPolicy: validatingAdmissionPolicy.enabled=false.
+	noAdmissionPolicy bool
 }
 
 var renderCases = []renderCase{
@@ -266,6 +268,7 @@ var renderCases = []renderCase{
 		watchNamespaces: []string{"team-a", "team-b"}},
 	{name: "namespaced, cert-manager, release namespace watched", args: []string{"--set", "certificates.mode=cert-manager", "--set", "watchNamespaces={render}"},
 		mode: certs.ModeCertManager, replicas: 2, minAvailable: 1, watchNamespaces: []string{"render"}},
+	{name: "admission policy off", args: []string{"--set", "validatingAdmissionPolicy.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAdmissionPolicy: true},
 }
 
 func TestHelmLint(t *testing.T) {
@@ -288,6 +291,8 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "watchNamespaces={team-a,team-a}"},
 		{"--set", "watchNamespaces={Team_A}"},
 		{"--set", "watchNamespaces={team-a,}"},
+		{"--set", "validatingAdmissionPolicy.enable=false"},
+		{"--set", "validatingAdmissionPolicy.protectedNamespaces={kube_system}"},
 	} {
 		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
 			t.Errorf("helm template %v succeeded, want a schema error", bad)
@@ -336,6 +341,7 @@ func TestHelmTemplate(t *testing.T) {
 			checkWebhooks(t, objs, tc.mode, externalCA)
 			checkRBAC(t, objs, tc.mode, tc.watchNamespaces)
 			checkManagerScope(t, objs, tc.watchNamespaces)
+			checkAdmissionPolicy(t, objs, tc)
 			checkDeployment(t, objs, tc)
 			checkCertificates(t, objs, tc.mode)
 			checkCRDs(t, objs, tc)
@@ -610,6 +616,47 @@ func checkManagerScope(t *testing.T, objs []rendered, watched []string) {
 		case len(watched) > 0 && (flag < 0 || args[flag] != "--watch-namespaces="+strings.Join(watched, ",")):
 			t.Errorf("manager args %v do not watch exactly %v", args, watched)
 		}
+	}
+}
+
+// checkAdmissionPolicy: the ValidatingAdmissionPolicy that refuses Jobs created by the
+// manager's ServiceAccount in the release namespace and in Kubernetes' own, with its binding,
+// unless turned off.
+func checkAdmissionPolicy(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	policies := find[*admissionregistrationv1.ValidatingAdmissionPolicy](objs)
+	bindings := find[*admissionregistrationv1.ValidatingAdmissionPolicyBinding](objs)
+	if tc.noAdmissionPolicy {
+		if len(policies)+len(bindings) != 0 {
+			t.Errorf("validatingAdmissionPolicy.enabled=false renders %d policies and %d bindings", len(policies), len(bindings))
+		}
+		return
+	}
+	if len(policies) != 1 || len(bindings) != 1 {
+		t.Fatalf("%d ValidatingAdmissionPolicies and %d bindings, want 1 and 1", len(policies), len(bindings))
+	}
+	p, b := policies[0], bindings[0]
+	if b.Spec.PolicyName != p.Name || !slices.Equal(b.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("binding %s: policy %q, actions %v; want %q and Deny", b.Name, b.Spec.PolicyName, b.Spec.ValidationActions, p.Name)
+	}
+	if p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
+		t.Errorf("policy %s: failurePolicy %v, want Fail", p.Name, p.Spec.FailurePolicy)
+	}
+	mc := p.Spec.MatchConstraints
+	if mc == nil || len(mc.ResourceRules) != 1 || !slices.Equal(mc.ResourceRules[0].APIGroups, []string{"batch"}) ||
+		!slices.Equal(mc.ResourceRules[0].Resources, []string{"jobs"}) ||
+		!slices.Equal(mc.ResourceRules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+		t.Fatalf("policy %s does not match exactly the creation of batch jobs: %+v", p.Name, mc)
+	}
+	if mc.NamespaceSelector == nil || len(mc.NamespaceSelector.MatchExpressions) != 1 {
+		t.Fatalf("policy %s: namespaceSelector %+v", p.Name, mc.NamespaceSelector)
+	}
+	e := mc.NamespaceSelector.MatchExpressions[0]
+	if e.Key != "kubernetes.io/metadata.name" || e.Operator != metav1.LabelSelectorOpIn || !slices.Equal(e.Values, []string{"render", "kube-system", "kube-public", "kube-node-lease"}) {
+		t.Errorf("policy %s selects namespaces %+v, want the release namespace and Kubernetes' own", p.Name, e)
+	}
+	if len(p.Spec.Validations) != 1 || p.Spec.Validations[0].Expression != `request.userInfo.username != "system:serviceaccount:render:almanac"` {
+		t.Errorf("policy %s: validations %+v, want one on the manager's ServiceAccount", p.Name, p.Spec.Validations)
 	}
 }
 
@@ -925,6 +972,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if err := saClient.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("the chart's ServiceAccount lists Secrets in every namespace (err %v); it must not", err)
 	}
+	managerJobsPolicy(t, saClient)
 	stop := runChartManager(t, sa)
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -1007,6 +1055,42 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}}); err != nil {
 			t.Errorf("CRD %s was not kept (crds.keep is true): %v", name, err)
 		}
+	}
+}
+
+// managerJobsPolicy: the chart's ValidatingAdmissionPolicy, enforced by the API server
+// itself, refuses Jobs that the manager's ServiceAccount (c) creates in kube-system and in the
+// release namespace, with a message that says why; elsewhere its Jobs are admitted (a
+// server-side dry run: admission runs, nothing is stored).
+func managerJobsPolicy(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	job := func(ns string) *batchv1.Job {
+		return &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "deputy", Namespace: ns},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, ServiceAccountName: "almanac",
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			}}},
+		}
+	}
+	for _, ns := range []string{"kube-system", releaseNS} {
+		want := `almanac's manager (system:serviceaccount:` + releaseNS + `:almanac) may not create Jobs in namespace "` + ns + `": a Job there could run Pods as any of its ServiceAccounts`
+		// The API server learns of a new policy within a second or so.
+		eventually(t, 30*time.Second, "the manager's Job refused in "+ns, func() error {
+			err := c.Create(ctx, job(ns), client.DryRunAll)
+			if err == nil {
+				return errors.New("admitted")
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("create = %w, want Invalid with %q", err, want)
+			}
+			t.Logf("refused in %s: %v", ns, err)
+			return nil
+		})
+	}
+	if err := c.Create(ctx, job("default"), client.DryRunAll); err != nil {
+		t.Errorf("the manager's Job in namespace default: %v, want it admitted", err)
 	}
 }
 
