@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,6 +102,9 @@ type managerOptions struct {
 	leaderElect    bool
 	leaderElectNS  string
 	enableHTTP2    bool
+	// watchNamespaces are the namespaces the manager watches, caches and acts in, and whose
+	// objects the webhooks admit; none: every namespace.
+	watchNamespaces []string
 	// permissionCheck: the validating webhooks refuse a ScheduledJob or EventJob whose writer
 	// may not create Jobs, and a ScheduledPodAutoscaler whose writer may not create and patch
 	// HorizontalPodAutoscalers, in its namespace (docs/security.md).
@@ -147,6 +152,7 @@ func newManagerCommand() *cobra.Command {
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
+	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces to watch and act in, separated by commas (empty, the default: every namespace). The manager caches, reconciles and creates Jobs and HorizontalPodAutoscalers only there, and the webhooks refuse almanac's objects anywhere else.")
 	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
 	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 0, "Requests per second the manager may send to the API server, averaged (0, the default: no client-side limit; the API server's priority and fairness queues what exceeds its capacity, and a boundary's writes all go out at its instant).")
 	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 0, "Requests the manager may send at once above --kube-api-qps (0: twice --kube-api-qps). Used only with --kube-api-qps.")
@@ -187,6 +193,10 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 			return fmt.Errorf("%s=%d: a controller needs at least 1 worker", flag, n)
 		}
 	}
+	namespaces, err := checkWatchNamespaces(opts.watchNamespaces)
+	if err != nil {
+		return err
+	}
 	if opts.kubeAPIQPS < 0 || opts.kubeAPIBurst < 0 {
 		return fmt.Errorf("--kube-api-qps=%v --kube-api-burst=%d: use 0 for no client-side limit, or positive numbers", opts.kubeAPIQPS, opts.kubeAPIBurst)
 	}
@@ -204,9 +214,16 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err != nil {
 		return err
 	}
+	// Jobs and HPAs are cached only on the leader (leadercache.go).
+	var caches *leaderCache
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
-		Scheme:                  scheme.Scheme,
-		Cache:                   cacheOptions(),
+		Scheme: scheme.Scheme,
+		Cache:  cacheOptions(namespaces),
+		NewCache: func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+			c, err := newLeaderCache(cfg, opts)
+			caches = c
+			return c, err
+		},
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.probeAddr,
 		PprofBindAddress:        opts.pprofAddr,
@@ -224,6 +241,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
 	}
+	if err := mgr.Add(caches.LeaderRunnable()); err != nil {
+		return err
+	}
 	if err := webhookCerts.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the webhook certificates: %w", err)
 	}
@@ -231,7 +251,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		return err
 	}
 	clk := clock.RealClock{}
-	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck)); err != nil {
+	if err := webhooks.SetupWithManager(mgr, clk, webhooks.WithPermissionCheck(opts.permissionCheck), webhooks.WithNamespaces(namespaces)); err != nil {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
 	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
@@ -280,7 +300,11 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	// The benchmarks (test/bench) read the client settings from this line, to give their raw
 	// client the same.
 	memoryLimit := setMemoryLimit(os.DirFS("/"))
-	log.Info("Starting the manager", "kubeAPIQPS", cfg.QPS, "kubeAPIBurst", cfg.Burst, "goMemoryLimit", memoryLimit)
+	watched := "all"
+	if len(namespaces) > 0 {
+		watched = strings.Join(namespaces, ",")
+	}
+	log.Info("Starting the manager", "kubeAPIQPS", cfg.QPS, "kubeAPIBurst", cfg.Burst, "goMemoryLimit", memoryLimit, "watchNamespaces", watched)
 	return mgr.Start(cmd.Context())
 }
 
@@ -361,13 +385,44 @@ func loopbackOnly(addr string) error {
 }
 
 // cacheOptions are the manager's cache options: the transforms of api/index, which keep only
-// what the webhooks and reconcilers read.
-func cacheOptions() cache.Options {
+// what the webhooks and reconcilers read, and the namespaces it watches (none: all).
+func cacheOptions(namespaces []string) cache.Options {
 	opts := cache.Options{DefaultTransform: index.TrimObject, ByObject: map[client.Object]cache.ByObject{}}
 	for _, t := range index.Transforms() {
 		opts.ByObject[t.Object] = cache.ByObject{Transform: t.Func}
 	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	return opts
+}
+
+// checkWatchNamespaces checks --watch-namespaces: each entry a namespace name (an RFC 1123
+// label), none empty, none twice. It returns the list as given; empty means every namespace.
+func checkWatchNamespaces(namespaces []string) ([]string, error) {
+	var problems []string
+	seen := map[string]bool{}
+	for i, ns := range namespaces {
+		switch {
+		case ns == "":
+			problems = append(problems, fmt.Sprintf("entry %d is empty", i+1))
+		case seen[ns]:
+			problems = append(problems, fmt.Sprintf("%q is listed twice", ns))
+		default:
+			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+				problems = append(problems, fmt.Sprintf("%q is not a namespace name: %s", ns, strings.Join(errs, "; ")))
+			}
+		}
+		seen[ns] = true
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("--watch-namespaces=%s: %s; list namespace names separated by commas, each once, or leave it empty to watch every namespace",
+			strings.Join(namespaces, ","), strings.Join(problems, ", "))
+	}
+	return namespaces, nil
 }
 
 // registerIndexes registers, once, every cache field index that the webhooks and reconcilers

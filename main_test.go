@@ -1,8 +1,11 @@
 package main
 
 import (
+	"io"
 	"math"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -101,6 +104,71 @@ func TestCgroupMemoryLimit(t *testing.T) {
 			got, ok := cgroupMemoryLimit(fsys)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("cgroupMemoryLimit() = %d, %v; want %d, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestWatchNamespaces: --watch-namespaces as the manager parses it (comma-separated, the flag
+// repeatable; empty: every namespace), and what it refuses, each problem named.
+func TestWatchNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    []string
+		wantErr []string
+	}{
+		{name: "not given: every namespace"},
+		{name: "empty: every namespace", args: []string{"--watch-namespaces="}},
+		{name: "a list", args: []string{"--watch-namespaces=team-a,team-b"}, want: []string{"team-a", "team-b"}},
+		{name: "repeated", args: []string{"--watch-namespaces=team-a", "--watch-namespaces=team-b"}, want: []string{"team-a", "team-b"}},
+		{name: "an empty entry", args: []string{"--watch-namespaces=a,,b"}, wantErr: []string{"--watch-namespaces=a,,b: entry 2 is empty"}},
+		{name: "a trailing comma", args: []string{"--watch-namespaces=a,"}, wantErr: []string{"entry 2 is empty"}},
+		{name: "a duplicate", args: []string{"--watch-namespaces=a,b,a"}, wantErr: []string{`"a" is listed twice`}},
+		{name: "not a DNS-1123 label", args: []string{"--watch-namespaces=Team_A,ok,-x"}, wantErr: []string{
+			`"Team_A" is not a namespace name: a lowercase RFC 1123 label must consist of`, `"-x" is not a namespace name`,
+			"list namespace names separated by commas, each once, or leave it empty to watch every namespace",
+		}},
+		{name: "too long", args: []string{"--watch-namespaces=" + strings.Repeat("n", 64)}, wantErr: []string{"must be no more than 63 characters"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newManagerCommand()
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			list, err := cmd.Flags().GetStringSlice("watch-namespaces")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := checkWatchNamespaces(list)
+			if len(tc.wantErr) > 0 {
+				for _, want := range tc.wantErr {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("checkWatchNamespaces(%q) = %v, want an error containing %q", list, err, want)
+					}
+				}
+				// The command refuses to start with it, before it reads a kubeconfig.
+				cmd = newManagerCommand()
+				cmd.SetArgs(tc.args)
+				cmd.SetOut(io.Discard)
+				cmd.SetErr(io.Discard)
+				if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.wantErr[0]) {
+					t.Errorf("almanac manager %v = %v, want an error containing %q", tc.args, err, tc.wantErr[0])
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("checkWatchNamespaces(%q) = %q, %v; want %q", list, got, err, tc.want)
+			}
+			// The cache watches exactly those namespaces (none: all of them).
+			opts := cacheOptions(got)
+			if len(opts.DefaultNamespaces) != len(tc.want) {
+				t.Errorf("cache namespaces %v, want %v", opts.DefaultNamespaces, tc.want)
+			}
+			for _, ns := range tc.want {
+				if _, ok := opts.DefaultNamespaces[ns]; !ok {
+					t.Errorf("cache namespaces %v lack %q", opts.DefaultNamespaces, ns)
+				}
 			}
 		})
 	}

@@ -33,17 +33,25 @@ import (
 // +kubebuilder:webhook:path=/mutate-batch-almanac-dev-v1alpha1-eventjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=meventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-eventjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=veventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 
-// The validating webhooks read these from the manager's cache.
+// The validating webhooks read almanac's kinds and the CronJobs' metadata from the manager's
+// cache, and get a trigger Job's metadata from the API server.
 //
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers;schedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs;eventjobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 
 // SetupWithManager registers the mutating and validating webhooks of the four kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
 // cache, which must have the index autoscalingv1alpha1.ScheduleTargetField (api/index), take
 // the current time from clk, and, unless WithPermissionCheck(false) is given, check the
 // requester's permissions (permissions.go).
+//
+// Every replica serves the webhooks, so every replica caches what they read: almanac's four
+// kinds and the CronJobs' metadata, no more. Jobs, which a cluster may hold by the
+// thousand, are cached only where the reconcilers run (the leader, main.go); the one
+// question the webhooks ask about a Job (does an EventJob's trigger exist?) is a GET of its
+// metadata.
 func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) error {
 	o := newSetupOptions(opts)
 	ctx := context.Background()
@@ -52,21 +60,20 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	for _, obj := range []client.Object{
 		&autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{},
 		&batchv1alpha1.ScheduledJob{}, &batchv1alpha1.EventJob{},
-		// The reconcilers watch every Job: share their informer (the manager's cache keeps
-		// no Pod templates) rather than open a second watch of every Job.
-		&batchv1.Job{}, metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
+		metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
 	} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("failed to set up the webhooks' informer for %T: %w", obj, err)
 		}
 	}
-	lookup := &CacheLookup{Reader: mgr.GetClient()}
+	lookup := &CacheLookup{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	permissions := newPermissionCheck(o, mgr.GetClient())
+	served := newServedNamespaces(o.namespaces)
 	server := mgr.GetWebhookServer()
 	for gvk, r := range allRules {
-		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r}, LogConstructor: requestLogger})
+		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r, served: served}, LogConstructor: requestLogger})
 		server.Register(validatePath(gvk), &webhook.Admission{
-			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions},
+			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions, served: served},
 			LogConstructor: requestLogger,
 		})
 	}
@@ -74,11 +81,20 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 }
 
 // mutator is the mutating webhook of one kind.
-type mutator struct{ rules rules }
+type mutator struct {
+	rules rules
+	// served refuses objects in namespaces the manager does not serve; nil serves all.
+	served *servedNamespaces
+}
 
 func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
+	}
+	// Refused before it is changed; the validating webhook refuses it too (it is the one
+	// that decides, should the mutating webhook be missing).
+	if refused := m.served.refuse(req); refused != nil {
+		return *refused
 	}
 	ops, warnings, skip, err := m.rules.Patch(req.Object.Raw)
 	if err != nil {
@@ -98,6 +114,8 @@ type validator struct {
 	// permissions refuses a valid object whose writer may not do what almanac will do for
 	// them; nil checks nothing.
 	permissions *permissionCheck
+	// served refuses objects in namespaces the manager does not serve; nil serves all.
+	served *servedNamespaces
 }
 
 func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -108,6 +126,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		oldRaw = req.OldObject.Raw
 	default:
 		return admission.Allowed("")
+	}
+	if refused := v.served.refuse(req); refused != nil {
+		return *refused
 	}
 	errs, warnings, err := v.rules.Validate(ctx, req.Object.Raw, oldRaw, Env{Now: v.clock.Now(), Objects: v.objects})
 	if err != nil {
@@ -125,9 +146,12 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 
 // CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
 // the manager's cached client (whose cache must have the index
-// autoscalingv1alpha1.ScheduleTargetField).
+// autoscalingv1alpha1.ScheduleTargetField), and Jobs through APIReader.
 type CacheLookup struct {
 	Reader client.Reader
+	// APIReader reads around the cache: a trigger Job's metadata. Jobs are cached only on
+	// the leader (where the reconcilers run), and the webhooks run on every replica.
+	APIReader client.Reader
 }
 
 var _ Lookup = (*CacheLookup)(nil)
@@ -167,7 +191,9 @@ func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, n
 	case batchv1alpha1.GroupVersion.WithKind("EventJob"):
 		obj = &batchv1alpha1.EventJob{}
 	case batchv1.SchemeGroupVersion.WithKind("Job"):
-		obj = &batchv1.Job{} // the reconcilers' informer
+		// A GET of its metadata (no Pod template) from the API server: only the leader
+		// caches Jobs.
+		return l.getFrom(ctx, l.APIReader, namespace, name, metadataOf(gvk))
 	case batchv1.SchemeGroupVersion.WithKind("CronJob"):
 		// Only the metadata: the cache keeps no Pod templates for this.
 		obj = metadataOf(gvk)
@@ -178,7 +204,11 @@ func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, n
 }
 
 func (l *CacheLookup) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
-	err := l.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	return l.getFrom(ctx, l.Reader, namespace, name, obj)
+}
+
+func (l *CacheLookup) getFrom(ctx context.Context, r client.Reader, namespace, name string, obj client.Object) (bool, error) {
+	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
 	switch {
 	case err == nil:
 		return true, nil

@@ -141,6 +141,8 @@ type Option func(*setupOptions)
 
 type setupOptions struct {
 	permissionCheck bool
+	// namespaces are the namespaces served (WithNamespaces); none: every namespace.
+	namespaces []string
 }
 
 // WithPermissionCheck turns the validating webhooks' permission check on (the default) or

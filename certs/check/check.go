@@ -431,6 +431,11 @@ func (c *checker) admission(ctx context.Context) Result {
 		case strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "timeout"):
 			r.Hint = "the webhook did not answer in time: check the manager's logs and network policies between the API server and the Pods"
 		}
+	case strings.Contains(err.Error(), "denied the request") && apierrors.IsForbidden(err) && strings.Contains(err.Error(), "which this almanac does not serve"):
+		// The manager watches other namespaces (--watch-namespaces, the chart's
+		// watchNamespaces) and the webhooks refuse objects here, as they should.
+		r.OK, r.Detail = true, fmt.Sprintf("the webhooks answered a dry-run create of a %s in %s; they refused it because this almanac does not serve that namespace "+
+			"(expected when watchNamespaces leaves it out)", kind, c.namespace)
 	case strings.Contains(err.Error(), "denied the request") && apierrors.IsForbidden(err):
 		// The validating webhook answered with its permission check: this account may create
 		// ScheduledJobs but not Jobs, like the chart's check account on purpose.

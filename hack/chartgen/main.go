@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -85,7 +87,7 @@ func Generate(configDir string) (map[string][]byte, error) {
 		groups[c.Spec.Group] = true
 		crdNames = append(crdNames, c.Name)
 	}
-	if err := rbacTemplate(configDir, filepath.Join(configDir, "rbac", "role.yaml"), files); err != nil {
+	if err := rbacTemplate(configDir, filepath.Join(configDir, "rbac", "role.yaml"), crds, files); err != nil {
 		return nil, err
 	}
 	files["check-rbac.yaml"] = checkRBACTemplate(crdNames)
@@ -256,9 +258,91 @@ func checkRules(where string, rules []rbacv1.PolicyRule, clusterScoped bool) err
 	return nil
 }
 
-// rbacTemplate turns controller-gen's roles into the manager's ClusterRole (and Roles, for
-// namespaced markers) with their bindings to the chart's ServiceAccount.
-func rbacTemplate(configDir, path string, files map[string][]byte) error {
+// builtinScopes says, for every built-in resource that a manager rule may name, whether it
+// lives in a namespace; almanac's own resources take their scope from the CRDs. chartgen
+// refuses a rule on a resource it does not find here, rather than guess where its grant
+// belongs.
+var builtinScopes = map[schema.GroupResource]bool{
+	{Group: "batch", Resource: "jobs"}:                                                   true,
+	{Group: "batch", Resource: "cronjobs"}:                                               true,
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}:                         true,
+	{Group: "events.k8s.io", Resource: "events"}:                                         true,
+	{Group: "", Resource: "events"}:                                                      true,
+	{Group: "", Resource: "secrets"}:                                                     true,
+	{Group: "", Resource: "configmaps"}:                                                  true,
+	{Group: "", Resource: "pods"}:                                                        true,
+	{Group: "", Resource: "serviceaccounts"}:                                             true,
+	{Group: "coordination.k8s.io", Resource: "leases"}:                                   true,
+	{Group: "", Resource: "namespaces"}:                                                  false,
+	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:                    false,
+	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:                           false,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:               false,
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   false,
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: false,
+}
+
+// scopes are the scopes chartgen knows: builtinScopes and the CRDs'.
+func scopes(crds []apiextensionsv1.CustomResourceDefinition) map[schema.GroupResource]bool {
+	out := maps.Clone(builtinScopes)
+	for _, c := range crds {
+		out[schema.GroupResource{Group: c.Spec.Group, Resource: c.Spec.Names.Plural}] = c.Spec.Scope == apiextensionsv1.NamespaceScoped
+	}
+	return out
+}
+
+// splitRules divides a ClusterRole's rules into those that must stay cluster-wide (cluster-
+// scoped resources, non-resource URLs) and those that a Role in a namespace can grant, each
+// rule split by resource where it names both kinds.
+func splitRules(where string, rules []rbacv1.PolicyRule, scope map[schema.GroupResource]bool) (cluster, namespaced []rbacv1.PolicyRule, err error) {
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 {
+			cluster = append(cluster, r)
+			continue
+		}
+		var c, n []string
+		for _, res := range r.Resources {
+			base, _, _ := strings.Cut(res, "/")
+			var inNamespace, known bool
+			for _, g := range r.APIGroups {
+				ns, ok := scope[schema.GroupResource{Group: g, Resource: base}]
+				if ok && known && ns != inNamespace {
+					return nil, nil, fmt.Errorf("%s: %s is namespaced in one of the groups %v and not in another; write one rule per group", where, base, r.APIGroups)
+				}
+				inNamespace, known = ns, ok
+				if !ok {
+					break
+				}
+			}
+			if !known {
+				return nil, nil, fmt.Errorf("%s: chartgen does not know whether %s in %v lives in a namespace; add it to builtinScopes (hack/chartgen)", where, base, r.APIGroups)
+			}
+			if inNamespace {
+				n = append(n, res)
+			} else {
+				c = append(c, res)
+			}
+		}
+		if len(c) > 0 {
+			cr := r
+			cr.Resources = c
+			cluster = append(cluster, cr)
+		}
+		if len(n) > 0 {
+			nr := r
+			nr.Resources = n
+			namespaced = append(namespaced, nr)
+		}
+	}
+	return cluster, namespaced, nil
+}
+
+// rbacTemplate turns controller-gen's roles into the manager's RBAC, bound to the chart's
+// ServiceAccount. A ClusterRole of the markers is rendered, with watchNamespaces empty, as
+// it is; with watchNamespaces, its rules on namespaced resources become a Role in each
+// watched namespace and only the rest (SubjectAccessReviews) stays in a ClusterRole: both
+// forms come from the one role.yaml, so they cannot drift apart. Roles of namespaced markers
+// apply in the release namespace.
+func rbacTemplate(configDir, path string, crds []apiextensionsv1.CustomResourceDefinition, files map[string][]byte) error {
 	docs, err := readDocs(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no RBAC markers yet
@@ -266,6 +350,7 @@ func rbacTemplate(configDir, path string, files map[string][]byte) error {
 	if err != nil {
 		return err
 	}
+	scope := scopes(crds)
 	var b strings.Builder
 	b.WriteString(header(configDir, path))
 	for i, doc := range docs {
@@ -285,33 +370,26 @@ func rbacTemplate(configDir, path string, files map[string][]byte) error {
 			if err := yaml.UnmarshalStrict(doc, &role); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			if err := checkRules(path+" ClusterRole "+role.Name, role.Rules, true); err != nil {
+			where := path + " ClusterRole " + role.Name
+			if err := checkRules(where, role.Rules, true); err != nil {
 				return err
 			}
-			fmt.Fprintf(&b, `---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-  labels:
-    {{- include "almanac.labels" . | nindent 4 }}
-rules:
-%[2]s---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-  labels:
-    {{- include "almanac.labels" . | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-subjects:
-- kind: ServiceAccount
-  name: {{ include "almanac.serviceAccountName" . }}
-  namespace: {{ .Release.Namespace }}
-`, suffix, escape(toYAML(role.Rules)))
+			cluster, namespaced, err := splitRules(where, role.Rules, scope)
+			if err != nil {
+				return err
+			}
+			b.WriteString("{{- if not .Values.watchNamespaces }}\n")
+			b.WriteString(clusterRoleDoc(suffix, role.Rules))
+			b.WriteString("{{- else }}\n")
+			if len(cluster) > 0 {
+				b.WriteString(clusterRoleDoc(suffix, cluster))
+			}
+			if len(namespaced) > 0 {
+				b.WriteString("{{- range .Values.watchNamespaces }}\n")
+				b.WriteString(roleDoc(suffix, "{{ . }}", namespaced))
+				b.WriteString("{{- end }}\n")
+			}
+			b.WriteString("{{- end }}\n")
 		case "Role":
 			var role rbacv1.Role
 			if err := yaml.UnmarshalStrict(doc, &role); err != nil {
@@ -320,39 +398,72 @@ subjects:
 			if err := checkRules(path+" Role "+role.Name, role.Rules, false); err != nil {
 				return err
 			}
-			// Roles of namespaced markers apply in the namespace the chart is installed in.
-			fmt.Fprintf(&b, `---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "almanac.labels" . | nindent 4 }}
-rules:
-%[2]s---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "almanac.labels" . | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: {{ include "almanac.fullname" . }}-manager%[1]s
-subjects:
-- kind: ServiceAccount
-  name: {{ include "almanac.serviceAccountName" . }}
-  namespace: {{ .Release.Namespace }}
-`, suffix, escape(toYAML(role.Rules)))
+			b.WriteString(roleDoc(suffix, "{{ $.Release.Namespace }}", role.Rules))
 		default:
 			return fmt.Errorf("%s: unexpected kind %q", path, meta.Kind)
 		}
 	}
 	files["manager-rbac.yaml"] = []byte(b.String())
 	return nil
+}
+
+// clusterRoleDoc is the manager's ClusterRole with rules, and its binding. It uses $ for the
+// chart's root, so that it renders the same inside a range.
+func clusterRoleDoc(suffix string, rules []rbacv1.PolicyRule) string {
+	return fmt.Sprintf(`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+  labels:
+    {{- include "almanac.labels" $ | nindent 4 }}
+rules:
+%[2]s---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+  labels:
+    {{- include "almanac.labels" $ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+subjects:
+- kind: ServiceAccount
+  name: {{ include "almanac.serviceAccountName" $ }}
+  namespace: {{ $.Release.Namespace }}
+`, suffix, escape(toYAML(rules)))
+}
+
+// roleDoc is the manager's Role with rules in namespace (template code), and its binding.
+func roleDoc(suffix, namespace string, rules []rbacv1.PolicyRule) string {
+	return fmt.Sprintf(`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+  namespace: %[2]s
+  labels:
+    {{- include "almanac.labels" $ | nindent 4 }}
+rules:
+%[3]s---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+  namespace: %[2]s
+  labels:
+    {{- include "almanac.labels" $ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "almanac.fullname" $ }}-manager%[1]s
+subjects:
+- kind: ServiceAccount
+  name: {{ include "almanac.serviceAccountName" $ }}
+  namespace: {{ $.Release.Namespace }}
+`, suffix, namespace, escape(toYAML(rules)))
 }
 
 // checkRBACTemplate lets `almanac check` (the chart's post-install Job) read exactly

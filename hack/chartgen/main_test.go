@@ -105,6 +105,7 @@ func TestGenerateRefuses(t *testing.T) {
 		{"a webhook on another group", role, strings.Replace(webhooks, "- batch.almanac.dev", "- apps", 1), `intercepts API group "apps"`},
 		{"a webhook on every operation", role, strings.Replace(webhooks, "- CREATE", "- '*'", 1), "every operation"},
 		{"a webhook with side effects", role, strings.Replace(webhooks, "sideEffects: None", "sideEffects: Some", 1), "sideEffects"},
+		{"a resource of unknown scope", role + "- apiGroups:\n  - example.com\n  resources:\n  - widgets\n  verbs:\n  - get\n", webhooks, "does not know whether widgets in [example.com] lives in a namespace"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +185,59 @@ func TestAggregatedRoles(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("aggregate-roles.yaml lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestManagerRBACForms: the manager's rules, split for watchNamespaces: what names a
+// namespaced resource (built-in, or almanac's by its CRD's scope) goes into the Role of each
+// watched namespace, what names a cluster-scoped resource or a URL stays in the ClusterRole,
+// and a rule that names both is split. Both forms are rendered from the one role.yaml.
+func TestManagerRBACForms(t *testing.T) {
+	crds := []apiextensionsv1.CustomResourceDefinition{{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Group: "batch.almanac.dev", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "scheduledjobs"}, Scope: apiextensionsv1.NamespaceScoped,
+	}}}
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"batch.almanac.dev"}, Resources: []string{"scheduledjobs/status"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{""}, Resources: []string{"events", "namespaces"}, Verbs: []string{"get"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	}
+	cluster, namespaced, err := splitRules("role.yaml", rules, scopes(crds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCluster := []rbacv1.PolicyRule{rules[0], {APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}}, rules[4]}
+	wantNamespaced := []rbacv1.PolicyRule{rules[1], rules[2], {APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get"}}}
+	if diff := cmp.Diff(wantCluster, cluster); diff != "" {
+		t.Errorf("cluster-wide (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantNamespaced, namespaced); diff != "" {
+		t.Errorf("per namespace (-want +got):\n%s", diff)
+	}
+
+	files, err := Generate(copyConfig(t, readTestdata(t, "role.yaml"), readTestdata(t, "webhooks.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(files["manager-rbac.yaml"])
+	all, scoped, ok := strings.Cut(out, "{{- else }}")
+	if !ok || !strings.Contains(all, "{{- if not .Values.watchNamespaces }}") || !strings.Contains(scoped, "{{- range .Values.watchNamespaces }}") {
+		t.Fatalf("manager-rbac.yaml does not render both forms:\n%s", out)
+	}
+	perNamespace := scoped[strings.Index(scoped, "{{- range"):]
+	for _, want := range []string{"kind: Role\n", "  namespace: {{ . }}\n", "kind: RoleBinding\n", "  - jobs\n", "  - horizontalpodautoscalers\n", "  - events\n", "  - scheduledjobs/status\n"} {
+		if !strings.Contains(perNamespace, want) {
+			t.Errorf("the watched namespaces' Role lacks %q:\n%s", want, perNamespace)
+		}
+	}
+	if strings.Contains(scoped[:strings.Index(scoped, "{{- range")], "  - jobs\n") {
+		t.Errorf("with watchNamespaces, a ClusterRole still grants Jobs:\n%s", scoped)
+	}
+	for _, want := range []string{"kind: ClusterRole\n", "  - jobs\n", "  - horizontalpodautoscalers\n"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the every-namespace form lacks %q:\n%s", want, all)
 		}
 	}
 }

@@ -87,6 +87,7 @@ func TestE2E(t *testing.T) {
 	}
 	step(t, "webhooks through the Service", testWebhooks)
 	step(t, "permission check through the Service", testPermissionCheck)
+	step(t, "admission policy: no manager Jobs in kube-system", testManagerJobsPolicy)
 	step(t, "scaling and Jobs", func(t *testing.T) {
 		t.Run("scaling", func(t *testing.T) { t.Parallel(); testScaling(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
@@ -96,7 +97,7 @@ func TestE2E(t *testing.T) {
 	step(t, "leader failover at a boundary", testFailover)
 	step(t, "upgrade while a client applies objects", func(t *testing.T) { testUpgrade(t, reg) })
 	step(t, "uninstall", testUninstall)
-	step(t, "install with external certificates", func(t *testing.T) { testExternalCertificates(t, reg) })
+	step(t, "install with external certificates and two watched namespaces", func(t *testing.T) { testExternalCertificates(t, reg) })
 }
 
 // --- running commands ----------------------------------------------------------------------
@@ -467,6 +468,30 @@ spec:
 		t.Errorf("a ScheduledJob from a user bound to edit: %s", r)
 	}
 	t.Log("amy (almanac-edit, no Jobs) was refused; bob (edit) was admitted")
+}
+
+// testManagerJobsPolicy: the chart's ValidatingAdmissionPolicy refuses a Job that the
+// manager's ServiceAccount creates in kube-system, although its ClusterRole allows it; the same
+// Job elsewhere is admitted (a server-side dry run), so it is the policy that refuses, not RBAC.
+func testManagerJobsPolicy(t *testing.T) {
+	as := "--as=system:serviceaccount:" + releaseNS + ":" + release
+	if r := kubectl(t, "auth", "can-i", "create", "jobs.batch", as, "-n", "kube-system"); strings.TrimSpace(r.stdout) != "yes" {
+		t.Fatalf("the manager's ServiceAccount may not create Jobs in kube-system by RBAC, so this shows nothing: %s", r)
+	}
+	r := kubectl(t, "create", "job", "almanac-vap-probe", "-n", "kube-system", "--image="+busybox, as)
+	want := `almanac's manager (system:serviceaccount:` + releaseNS + `:` + release + `) may not create Jobs in namespace "kube-system": a Job there could run Pods as any of its ServiceAccounts`
+	if r.code == 0 || !strings.Contains(r.stderr, "ValidatingAdmissionPolicy 'almanac-manager-jobs'") || !strings.Contains(r.stderr, want) {
+		t.Errorf("a Job in kube-system created as the manager's ServiceAccount: want it refused by the policy with %q, got %s", want, r)
+	} else {
+		t.Logf("refused: %s", strings.TrimSpace(r.stderr))
+	}
+	if kubectl(t, "get", "job", "almanac-vap-probe", "-n", "kube-system").code == 0 {
+		t.Error("the refused Job was stored in kube-system")
+		kubectl(t, "delete", "job", "almanac-vap-probe", "-n", "kube-system")
+	}
+	if r := kubectl(t, "create", "job", "almanac-vap-probe", "-n", "default", "--image="+busybox, as, "--dry-run=server"); r.code != 0 {
+		t.Errorf("a Job in default created (dry run) as the manager's ServiceAccount: %s", r)
+	}
 }
 
 // --- scaling -------------------------------------------------------------------------------
@@ -1132,12 +1157,27 @@ func leftovers(t *testing.T) []string {
 	return left
 }
 
-// --- external certificates -----------------------------------------------------------------
+// --- external certificates, scoped to two namespaces ------------------------------------------
 
 // testExternalCertificates installs the chart with a certificate the user provides (a Secret
-// and its CA bundle), and the image from the user's registry (pushed by the upgrade step),
-// and shows that the API server reaches the webhooks with it.
+// and its CA bundle), the image from the user's registry (pushed by the upgrade step), and
+// watchNamespaces={e2e-scope-a,e2e-scope-b}. It shows that the API server reaches the webhooks
+// with that certificate, and what the scope means on a real cluster: the manager, with Roles
+// in those two namespaces only, reconciles there and runs a Job; a ScheduledJob in e2e-scope-c
+// is refused by the webhook with a message naming the value; and one stored in e2e-scope-c
+// before the install (no webhook was in the way) is never reconciled.
 func testExternalCertificates(t *testing.T, reg string) {
+	a, b, c := namespace(t, "e2e-scope-a"), namespace(t, "e2e-scope-b"), namespace(t, "e2e-scope-c")
+	// Stored while no almanac is installed: an every-minute ScheduledJob, which a manager that
+	// watched e2e-scope-c would give a status at once.
+	mustApply(t, c, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: stray}
+spec:
+  schedule: "* * * * *"
+  timeZone: UTC`+jobTemplate("echo stray"))
+
 	caPEM, certPEM, keyPEM := serviceCertificate(t, "almanac-webhook", releaseNS)
 	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.crt")
@@ -1155,33 +1195,79 @@ func testExternalCertificates(t *testing.T, reg string) {
 	defer func() { _ = kube.Delete(context.Background(), secret) }()
 	mustHelm(t, "install", release, "charts/almanac", "-n", releaseNS, "--set", "image.repository="+reg+"/almanac",
 		"--set", "certificates.mode=external", "--set", "certificates.external.secretName=almanac-webhook-tls",
-		"--set-file", "certificates.external.caBundle="+caFile, "--wait", "--timeout", "5m")
+		"--set-file", "certificates.external.caBundle="+caFile,
+		"--set", "watchNamespaces={"+a+","+b+"}", "--wait", "--timeout", "5m")
 	defer func() {
 		if t.Failed() {
-			dumpLogs(t)
+			dumpLogs(t, a, c)
 		}
 		mustHelm(t, "uninstall", release, "-n", releaseNS, "--wait", "--timeout", "3m")
 	}()
 	if err := waitDeploymentReady(t); err != nil {
 		t.Errorf("after helm install --wait: %v", err)
 	}
+	// The release namespace is not served: the check's probe there is refused, which proves
+	// that the webhooks answer.
 	r := exe(t, "", almanacBin, "check", "-n", releaseNS)
-	if r.code != 0 {
-		t.Fatalf("almanac check with external certificates: %s", r)
+	if r.code != 0 || !strings.Contains(r.stdout, "does not serve that namespace") {
+		t.Fatalf("almanac check with external certificates, watchNamespaces={%s,%s}: %s", a, b, r)
 	}
-	ns := namespace(t, "e2e-external")
-	r = exe(t, `
+	if roles := mustKubectl(t, "get", "clusterrole", "almanac-manager", "-o", "jsonpath={.rules[*].resources}"); strings.Contains(roles, "jobs") {
+		t.Errorf("the manager's ClusterRole grants %s in namespaced mode", roles)
+	}
+	if r := kubectl(t, "auth", "can-i", "create", "jobs.batch", "--as=system:serviceaccount:"+releaseNS+":"+release, "-n", c); strings.TrimSpace(r.stdout) != "no" {
+		t.Errorf("the manager may create Jobs in %s, which it does not watch: %s", c, r)
+	}
+
+	// A ScheduledJob in a watched namespace, at the next minute: normalized by the mutating
+	// webhook, run by the manager through its Role there.
+	at := nextBoundary(20 * time.Second)
+	mustApply(t, a, `
 apiVersion: batch.almanac.dev/v1alpha1
 kind: ScheduledJob
 metadata: {name: ext}
 spec:
+  at: "`+wall(at)+`"
+  timeZone: utc`+jobTemplate("echo scoped"))
+	if tz := almanacField(t, a, "scheduledjob", "ext", ".spec.timeZone"); tz != "UTC" {
+		t.Errorf("timeZone stored as %q, want UTC (normalized by the mutating webhook)", tz)
+	}
+
+	// Refused in a namespace that is not watched, with the message.
+	r = apply(t, c, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: elsewhere}
+spec:
   schedule: "0 3 * * *"
-  timeZone: asia/tokyo`+jobTemplate("true"), "kubectl", "apply", "-n", ns, "-f", "-")
-	if r.code != 0 {
-		t.Fatalf("kubectl apply through the webhooks with external certificates: %s", r)
+  timeZone: UTC`+jobTemplate("true"))
+	want := `ScheduledJob "elsewhere" is in namespace "` + c + `", which this almanac does not serve (it serves "` + a + `", "` + b + `"; chart value watchNamespaces)`
+	if r.code == 0 || !strings.Contains(r.stderr, "denied the request") || !strings.Contains(r.stderr, want) {
+		t.Errorf("a ScheduledJob in %s: want it refused by the webhook with %q, got %s", c, want, r)
+	} else {
+		t.Logf("refused: %s", strings.TrimSpace(r.stderr))
 	}
-	if tz := almanacField(t, ns, "scheduledjob", "ext", ".spec.timeZone"); tz != "Asia/Tokyo" {
-		t.Errorf("timeZone stored as %q, want Asia/Tokyo (normalized by the mutating webhook)", tz)
+	if kubectl(t, "get", "scheduledjob", "elsewhere", "-n", c).code == 0 {
+		t.Error("the refused ScheduledJob was stored")
 	}
-	t.Log("installed with certificates.mode=external; almanac check passed; the webhooks normalized an object")
+
+	eventually(t, time.Until(at)+2*time.Minute, "the scoped ScheduledJob Succeeded", func() error {
+		if phase := almanacField(t, a, "scheduledjob", "ext", ".status.phase"); phase != "Succeeded" {
+			return fmt.Errorf("phase %q", phase)
+		}
+		return nil
+	})
+	if n := len(jobsOf(t, a, "ScheduledJob", "ext")); n != 1 {
+		t.Errorf("%d Jobs of the scoped ScheduledJob, want 1", n)
+	}
+	// By now the manager has reconciled e2e-scope-a for over a minute; the every-minute
+	// ScheduledJob in e2e-scope-c has no status and no Job: the manager never saw it.
+	if st := mustKubectl(t, "get", "scheduledjob", "stray", "-n", c, "-o", "jsonpath={.status}"); strings.TrimSpace(st) != "" && strings.TrimSpace(st) != "{}" {
+		t.Errorf("the ScheduledJob in %s, which is not watched, has a status: %s", c, st)
+	}
+	if n := len(jobsOf(t, c, "ScheduledJob", "stray")); n != 0 {
+		t.Errorf("%d Jobs of the ScheduledJob in %s, which is not watched", n, c)
+	}
+	t.Logf("installed with certificates.mode=external and watchNamespaces={%s,%s}: almanac check passed; the ScheduledJob in %s ran; "+
+		"one in %s was refused, and the one stored there before was never reconciled", a, b, a, c)
 }

@@ -364,8 +364,9 @@ func TestPprofOnlyOnLoopback(t *testing.T) {
 	}
 }
 
-// TestManagerRefusesBadTuning: a controller without workers, or a negative rate limit, is a
-// usage error (exit 2) that names the flag, not a manager that silently never reconciles.
+// TestManagerRefusesBadTuning: a controller without workers, a negative rate limit, or a
+// --watch-namespaces that is not a list of namespace names, is a usage error (exit 2) that
+// names the flag, not a manager that silently never reconciles.
 func TestManagerRefusesBadTuning(t *testing.T) {
 	for _, tc := range []struct{ flag, want string }{
 		{"--scheduledpodautoscaler-workers=0", "--scheduledpodautoscaler-workers=0"},
@@ -374,6 +375,9 @@ func TestManagerRefusesBadTuning(t *testing.T) {
 		{"--eventjob-workers=0", "--eventjob-workers=0"},
 		{"--kube-api-qps=-5", "--kube-api-qps=-5"},
 		{"--kube-api-burst=-1", "--kube-api-burst=-1"},
+		{"--watch-namespaces=a,,b", "--watch-namespaces=a,,b: entry 2 is empty"},
+		{"--watch-namespaces=a,b,a", `"a" is listed twice`},
+		{"--watch-namespaces=Team_A", `"Team_A" is not a namespace name`},
 	} {
 		out, code := runAlmanac(t, "manager", tc.flag)
 		if code != 2 || !strings.Contains(out, tc.want) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,6 +244,10 @@ type renderCase struct {
 	// noAggregatedRoles: rbac.aggregateToDefaultRoles=false; noPermissionCheck:
 	// webhook.permissionCheck=false.
 	noAggregatedRoles, noPermissionCheck bool
+	// watchNamespaces is the value of watchNamespaces (none: every namespace).
+	watchNamespaces []string
+	// noAdmissionPolicy: validatingAdmissionPolicy.enabled=false.
+	noAdmissionPolicy bool
 }
 
 var renderCases = []renderCase{
@@ -259,6 +264,11 @@ var renderCases = []renderCase{
 	{name: "CRDs left to the user", args: []string{"--set", "crds.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noCRDs: true},
 	{name: "roles for users left to the user", args: []string{"--set", "rbac.aggregateToDefaultRoles=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAggregatedRoles: true},
 	{name: "permission check off", args: []string{"--set", "webhook.permissionCheck=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noPermissionCheck: true},
+	{name: "namespaced", args: []string{"--set", "watchNamespaces={team-a,team-b}"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1,
+		watchNamespaces: []string{"team-a", "team-b"}},
+	{name: "namespaced, cert-manager, release namespace watched", args: []string{"--set", "certificates.mode=cert-manager", "--set", "watchNamespaces={render}"},
+		mode: certs.ModeCertManager, replicas: 2, minAvailable: 1, watchNamespaces: []string{"render"}},
+	{name: "admission policy off", args: []string{"--set", "validatingAdmissionPolicy.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAdmissionPolicy: true},
 }
 
 func TestHelmLint(t *testing.T) {
@@ -277,6 +287,12 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "webhook.failurePolicy=fail"},
 		{"--set", "webhook.permissionCheck=maybe"},
 		{"--set", "rbac.aggregateToDefaultRole=false"},
+		{"--set", "watchNamespaces=team-a"},
+		{"--set", "watchNamespaces={team-a,team-a}"},
+		{"--set", "watchNamespaces={Team_A}"},
+		{"--set", "watchNamespaces={team-a,}"},
+		{"--set", "validatingAdmissionPolicy.enable=false"},
+		{"--set", "validatingAdmissionPolicy.protectedNamespaces={kube_system}"},
 	} {
 		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
 			t.Errorf("helm template %v succeeded, want a schema error", bad)
@@ -292,6 +308,8 @@ func TestHelmTemplate(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "render"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "restricted", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}},
 	} {
 		if err := c.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -321,7 +339,9 @@ func TestHelmTemplate(t *testing.T) {
 				t.Errorf("the chart renders a caBundle: %v, want it only in external mode", got)
 			}
 			checkWebhooks(t, objs, tc.mode, externalCA)
-			checkRBAC(t, objs, tc.mode)
+			checkRBAC(t, objs, tc.mode, tc.watchNamespaces)
+			checkManagerScope(t, objs, tc.watchNamespaces)
+			checkAdmissionPolicy(t, objs, tc)
 			checkDeployment(t, objs, tc)
 			checkCertificates(t, objs, tc.mode)
 			checkCRDs(t, objs, tc)
@@ -399,7 +419,7 @@ func checkWebhooks(t *testing.T, objs []rendered, mode certs.Mode, externalCA []
 // checkRBAC: no wildcards; Secrets only in the release namespace, by name (create, which
 // Kubernetes cannot limit to a name, excepted), and only in self-managed mode; the webhook
 // configurations only by name, written only in self-managed mode; CRDs only read, by name.
-func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
+func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode, watched []string) {
 	t.Helper()
 	wild := func(where string, rules []rbacv1.PolicyRule) {
 		for _, r := range rules {
@@ -441,8 +461,8 @@ func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
 	secretRules := 0
 	for _, role := range find[*rbacv1.Role](objs) {
 		wild("Role "+role.Name, role.Rules)
-		if role.Namespace != "render" {
-			t.Errorf("Role %s is in namespace %q, not the release namespace", role.Name, role.Namespace)
+		if role.Namespace != "render" && (role.Name != "almanac-manager" || !slices.Contains(watched, role.Namespace)) {
+			t.Errorf("Role %s is in namespace %q, neither the release namespace nor the manager's Role in a watched one", role.Name, role.Namespace)
 		}
 		for _, r := range role.Rules {
 			scoped("Role "+role.Name, r)
@@ -468,11 +488,15 @@ func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
 		roles["ClusterRole/"+cr.Name] = true
 	}
 	for _, r := range find[*rbacv1.Role](objs) {
-		roles["Role/"+r.Name] = true
+		roles["Role/"+r.Namespace+"/"+r.Name] = true
 	}
-	bound := func(name string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
-		if !roles[ref.Kind+"/"+ref.Name] {
-			t.Errorf("binding %s refers to %s %s, which the chart does not render", name, ref.Kind, ref.Name)
+	bound := func(name, namespace string, ref rbacv1.RoleRef, subjects []rbacv1.Subject) {
+		key := ref.Kind + "/" + ref.Name
+		if ref.Kind == "Role" {
+			key = ref.Kind + "/" + namespace + "/" + ref.Name
+		}
+		if !roles[key] {
+			t.Errorf("binding %s/%s refers to %s %s, which the chart does not render", namespace, name, ref.Kind, ref.Name)
 		}
 		for _, s := range subjects {
 			if s.Kind != rbacv1.ServiceAccountKind || s.Namespace != "render" {
@@ -481,10 +505,158 @@ func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode) {
 		}
 	}
 	for _, b := range find[*rbacv1.ClusterRoleBinding](objs) {
-		bound(b.Name, b.RoleRef, b.Subjects)
+		bound(b.Name, "", b.RoleRef, b.Subjects)
 	}
 	for _, b := range find[*rbacv1.RoleBinding](objs) {
-		bound(b.Name, b.RoleRef, b.Subjects)
+		bound(b.Name, b.Namespace, b.RoleRef, b.Subjects)
+	}
+}
+
+// checkManagerScope: where the manager may act on Jobs, CronJobs, HPAs, events and almanac's
+// kinds. With watchNamespaces empty, a ClusterRole grants them; with a list, a Role in each
+// watched namespace grants them (the same rules, from config/rbac), no ClusterRole grants
+// any of them, and the manager is told to watch exactly those namespaces. SubjectAccessReviews
+// stay cluster-wide.
+func checkManagerScope(t *testing.T, objs []rendered, watched []string) {
+	t.Helper()
+	grants := func(rules []rbacv1.PolicyRule, resource, verb string) bool {
+		return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+	}
+	managerBound := map[string]bool{}
+	for _, b := range find[*rbacv1.ClusterRoleBinding](objs) {
+		if slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool { return s.Name == "almanac" && s.Namespace == "render" }) {
+			managerBound[b.RoleRef.Name] = true
+		}
+	}
+	var managerCluster *rbacv1.ClusterRole
+	for _, cr := range find[*rbacv1.ClusterRole](objs) {
+		if cr.Name == "almanac-manager" {
+			managerCluster = cr
+		}
+		if len(watched) == 0 {
+			continue
+		}
+		// No ClusterRole grants anything on the kinds that live in the watched namespaces:
+		// none grants Jobs, CronJobs, HPAs or events at all, and none bound to the manager
+		// grants almanac's kinds (the aggregated roles grant them to users, through their
+		// namespaces' bindings).
+		for _, r := range cr.Rules {
+			for _, res := range r.Resources {
+				base, _, _ := strings.Cut(res, "/")
+				builtin := slices.Contains([]string{"jobs", "cronjobs", "horizontalpodautoscalers", "events"}, base)
+				almanac := slices.Contains([]string{"scheduledjobs", "eventjobs", "scheduledpodautoscalers", "schedules"}, base)
+				if builtin || (almanac && managerBound[cr.Name]) {
+					t.Errorf("namespaced mode: ClusterRole %s grants %v on %s in every namespace", cr.Name, r.Verbs, res)
+				}
+			}
+		}
+	}
+	if managerCluster == nil || !grants(managerCluster.Rules, "subjectaccessreviews", "create") {
+		t.Errorf("no ClusterRole almanac-manager granting create on subjectaccessreviews: %+v", managerCluster)
+	}
+	managerRoles := map[string]*rbacv1.Role{}
+	for _, r := range find[*rbacv1.Role](objs) {
+		if r.Name == "almanac-manager" {
+			managerRoles[r.Namespace] = r
+		}
+	}
+	bound := map[string]bool{}
+	for _, b := range find[*rbacv1.RoleBinding](objs) {
+		if b.RoleRef.Kind == "Role" && b.RoleRef.Name == "almanac-manager" && len(b.Subjects) == 1 && b.Subjects[0].Name == "almanac" && b.Subjects[0].Namespace == "render" {
+			bound[b.Namespace] = true
+		}
+	}
+	want := map[string][]string{
+		"jobs": {"create", "delete", "get", "list", "patch", "watch"}, "cronjobs": {"get", "list", "watch"},
+		"horizontalpodautoscalers": {"create", "get", "list", "patch", "watch"}, "events": {"create", "patch"},
+		"scheduledjobs": {"get", "list", "watch"}, "scheduledjobs/status": {"patch"}, "scheduledjobs/finalizers": {"update"},
+		"schedules/status": {"patch"},
+	}
+	check := func(where string, rules []rbacv1.PolicyRule) {
+		for res, verbs := range want {
+			for _, v := range verbs {
+				if !grants(rules, res, v) {
+					t.Errorf("%s does not grant %s on %s", where, v, res)
+				}
+			}
+		}
+		if grants(rules, "subjectaccessreviews", "create") && !strings.HasPrefix(where, "ClusterRole") {
+			t.Errorf("%s grants subjectaccessreviews, which are cluster-scoped", where)
+		}
+	}
+	if len(watched) == 0 {
+		if managerCluster != nil {
+			check("ClusterRole almanac-manager", managerCluster.Rules)
+		}
+		if len(managerRoles) != 0 {
+			t.Errorf("every namespace watched, yet the manager has Roles in %v", slices.Collect(maps.Keys(managerRoles)))
+		}
+	} else {
+		for _, ns := range watched {
+			r := managerRoles[ns]
+			if r == nil || !bound[ns] {
+				t.Errorf("no Role almanac-manager bound to the manager's ServiceAccount in the watched namespace %s", ns)
+				continue
+			}
+			check("Role "+ns+"/almanac-manager", r.Rules)
+		}
+		if len(managerRoles) != len(watched) {
+			t.Errorf("the manager has Roles in %v, want exactly %v", slices.Collect(maps.Keys(managerRoles)), watched)
+		}
+	}
+	deps := find[*appsv1.Deployment](objs)
+	if len(deps) == 1 {
+		args := deps[0].Spec.Template.Spec.Containers[0].Args
+		flag := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "--watch-namespaces") })
+		switch {
+		case len(watched) == 0 && flag >= 0:
+			t.Errorf("every namespace watched, yet the manager is given %s", args[flag])
+		case len(watched) > 0 && (flag < 0 || args[flag] != "--watch-namespaces="+strings.Join(watched, ",")):
+			t.Errorf("manager args %v do not watch exactly %v", args, watched)
+		}
+	}
+}
+
+// checkAdmissionPolicy: the ValidatingAdmissionPolicy that refuses Jobs created by the
+// manager's ServiceAccount in the release namespace and in Kubernetes' own, with its binding,
+// unless turned off.
+func checkAdmissionPolicy(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	policies := find[*admissionregistrationv1.ValidatingAdmissionPolicy](objs)
+	bindings := find[*admissionregistrationv1.ValidatingAdmissionPolicyBinding](objs)
+	if tc.noAdmissionPolicy {
+		if len(policies)+len(bindings) != 0 {
+			t.Errorf("validatingAdmissionPolicy.enabled=false renders %d policies and %d bindings", len(policies), len(bindings))
+		}
+		return
+	}
+	if len(policies) != 1 || len(bindings) != 1 {
+		t.Fatalf("%d ValidatingAdmissionPolicies and %d bindings, want 1 and 1", len(policies), len(bindings))
+	}
+	p, b := policies[0], bindings[0]
+	if b.Spec.PolicyName != p.Name || !slices.Equal(b.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("binding %s: policy %q, actions %v; want %q and Deny", b.Name, b.Spec.PolicyName, b.Spec.ValidationActions, p.Name)
+	}
+	if p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
+		t.Errorf("policy %s: failurePolicy %v, want Fail", p.Name, p.Spec.FailurePolicy)
+	}
+	mc := p.Spec.MatchConstraints
+	if mc == nil || len(mc.ResourceRules) != 1 || !slices.Equal(mc.ResourceRules[0].APIGroups, []string{"batch"}) ||
+		!slices.Equal(mc.ResourceRules[0].Resources, []string{"jobs"}) ||
+		!slices.Equal(mc.ResourceRules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+		t.Fatalf("policy %s does not match exactly the creation of batch jobs: %+v", p.Name, mc)
+	}
+	if mc.NamespaceSelector == nil || len(mc.NamespaceSelector.MatchExpressions) != 1 {
+		t.Fatalf("policy %s: namespaceSelector %+v", p.Name, mc.NamespaceSelector)
+	}
+	e := mc.NamespaceSelector.MatchExpressions[0]
+	if e.Key != "kubernetes.io/metadata.name" || e.Operator != metav1.LabelSelectorOpIn || !slices.Equal(e.Values, []string{"render", "kube-system", "kube-public", "kube-node-lease"}) {
+		t.Errorf("policy %s selects namespaces %+v, want the release namespace and Kubernetes' own", p.Name, e)
+	}
+	if len(p.Spec.Validations) != 1 || p.Spec.Validations[0].Expression != `request.userInfo.username != "system:serviceaccount:render:almanac"` {
+		t.Errorf("policy %s: validations %+v, want one on the manager's ServiceAccount", p.Name, p.Spec.Validations)
 	}
 }
 
@@ -800,6 +972,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if err := saClient.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("the chart's ServiceAccount lists Secrets in every namespace (err %v); it must not", err)
 	}
+	managerJobsPolicy(t, saClient)
 	stop := runChartManager(t, sa)
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -882,6 +1055,42 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		}}); err != nil {
 			t.Errorf("CRD %s was not kept (crds.keep is true): %v", name, err)
 		}
+	}
+}
+
+// managerJobsPolicy: the chart's ValidatingAdmissionPolicy, enforced by the API server
+// itself, refuses Jobs that the manager's ServiceAccount (c) creates in kube-system and in the
+// release namespace, with a message that says why; elsewhere its Jobs are admitted (a
+// server-side dry run: admission runs, nothing is stored).
+func managerJobsPolicy(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	job := func(ns string) *batchv1.Job {
+		return &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "deputy", Namespace: ns},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, ServiceAccountName: "almanac",
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			}}},
+		}
+	}
+	for _, ns := range []string{"kube-system", releaseNS} {
+		want := `almanac's manager (system:serviceaccount:` + releaseNS + `:almanac) may not create Jobs in namespace "` + ns + `": a Job there could run Pods as any of its ServiceAccounts`
+		// The API server learns of a new policy within a second or so.
+		eventually(t, 30*time.Second, "the manager's Job refused in "+ns, func() error {
+			err := c.Create(ctx, job(ns), client.DryRunAll)
+			if err == nil {
+				return errors.New("admitted")
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("create = %w, want Invalid with %q", err, want)
+			}
+			t.Logf("refused in %s: %v", ns, err)
+			return nil
+		})
+	}
+	if err := c.Create(ctx, job("default"), client.DryRunAll); err != nil {
+		t.Errorf("the manager's Job in namespace default: %v, want it admitted", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -646,4 +648,39 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 2, type: OneShot, startTime: "2
 		t.Fatalf("removing the finalizer of a Schedule being deleted: %v", err)
 	}
 	assertNotFound(t, obj)
+}
+
+// TestEventJobTriggerJob: whether an EventJob's trigger Job exists is asked of the API server
+// (a GET of its metadata: only the leader caches Jobs), so the warning goes the moment the
+// Job exists.
+func TestEventJobTriggerJob(t *testing.T) {
+	ns := newNamespace(t)
+	eventJob := func(name string) string {
+		return `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: ` + name + `}
+spec:
+  trigger: {apiVersion: batch/v1, kind: Job, name: migrate}` + jobTemplate
+	}
+	_, warnings, err := create(t, ns, eventJob("before"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`spec.trigger.name: Job "migrate" does not exist in namespace "` + ns + `": the EventJob starts no Job until it exists and reaches the trigger condition`}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("an EventJob after a missing Job: warnings (-want +got):\n%s", diff)
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: ns},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}
+	if err := env.Client.Create(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if _, warnings, err := create(t, ns, eventJob("after")); err != nil || len(warnings) != 0 {
+		t.Errorf("an EventJob after an existing Job: %v, warnings %q; want none", err, warnings)
+	}
 }
