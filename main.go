@@ -18,6 +18,11 @@ import (
 	"strconv"
 	"strings"
 
+	// The time engine reads zones from a copy of its own (api/timing), whatever the host
+	// has. The libraries linked into the binary that call time.LoadLocation (cel-go's
+	// timestamp functions, cert-manager) find zones in an image without zoneinfo through this.
+	_ "time/tzdata"
+
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -33,6 +38,7 @@ import (
 
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
@@ -54,22 +60,31 @@ type exitCoder interface {
 }
 
 // version and revision name the build; the image build (`make image`, hack/image) sets them
-// with -ldflags -X. `almanac --version` prints them.
+// with -ldflags -X. `almanac --version` prints them, with the tz database release.
 var (
 	version  = "devel"
 	revision = ""
 )
 
+// versionText is what `almanac --version` prints after "almanac ": the version, then the
+// revision when it is known and the release of the tz database that every answer about time
+// comes from, e.g. "0.1.0 (revision 0123abc, tz 2025c)" or "devel (tz 2025c)". Two binaries
+// that answer differently for a zone can be told apart by it.
+func versionText(version, revision, tzRelease string) string {
+	details := []string{"tz " + tzRelease}
+	if revision != "" {
+		details = append([]string{"revision " + revision}, details...)
+	}
+	return version + " (" + strings.Join(details, ", ") + ")"
+}
+
 func main() {
 	root := &cobra.Command{
 		Use:           "almanac",
 		Short:         "Time-aware scaling and Jobs for Kubernetes",
-		Version:       version,
+		Version:       versionText(version, revision, timing.TZDataVersion),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-	}
-	if revision != "" {
-		root.Version += " (revision " + revision + ")"
 	}
 	root.SetVersionTemplate("almanac {{.Version}}\n")
 	root.AddCommand(newManagerCommand())
