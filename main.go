@@ -250,14 +250,14 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	sj := scheduledjob.New(mgr, clk)
 	sj.Lanes = lanes
-	sj.Recorder = lanes.Events(sj.Recorder)
+	sj.Recorder = lanes.Events(sj.Recorder, mgr.GetScheme())
 	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
 	if err := sj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
 	ej := eventjob.New(mgr, clk)
 	ej.Lanes = lanes
-	ej.Recorder = lanes.Events(ej.Recorder)
+	ej.Recorder = lanes.Events(ej.Recorder, mgr.GetScheme())
 	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
 	if err := ej.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
