@@ -405,6 +405,17 @@ func (l *inputLookup) EventJob(_ context.Context, namespace, name string) (*batc
 	return ej, nil
 }
 
+func (l *inputLookup) EventJobFollowers(_ context.Context, namespace, name string) ([]*batchv1alpha1.EventJob, error) {
+	var out []*batchv1alpha1.EventJob
+	for key, obj := range l.admitted {
+		if ej, ok := obj.(*batchv1alpha1.EventJob); ok && key.namespace == namespace &&
+			ej.Spec.Trigger.UpstreamKey() == batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, string(batchv1alpha1.TriggerKindEventJob), name) {
+			out = append(out, ej)
+		}
+	}
+	return out, nil
+}
+
 func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
 	key := objectKey(gvk.GroupKind(), namespace, name)
 	if isAlmanacGroup(gvk.Group) {
