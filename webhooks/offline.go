@@ -38,6 +38,9 @@ type Result struct {
 	// Defaulted is the object as it would be stored (nil when it was rejected before the
 	// mutating webhook, e.g. for an unknown field).
 	Defaulted map[string]any `json:"-"`
+	// Input is the position of the object's document in the input (documents of one List
+	// share File and Index).
+	Input int `json:"-"`
 }
 
 // ResultError is one cause of a rejection, as the API server reports it in a StatusCause:
@@ -141,7 +144,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		obj    map[string]any
 	}
 	var queue []pending
-	for _, doc := range docs {
+	for input, doc := range docs {
 		obj := doc.Object.DeepCopy()
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(DefaultNamespace)
@@ -162,6 +165,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		res := &Result{
 			File: doc.File, Index: doc.Index, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
 			Namespace: obj.GetNamespace(), Name: obj.GetName(), Errors: []ResultError{}, Warnings: []string{},
+			Input: input,
 		}
 		results = append(results, res)
 
