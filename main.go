@@ -18,6 +18,11 @@ import (
 	"strconv"
 	"strings"
 
+	// The time engine reads zones from a copy of its own (api/timing), whatever the host
+	// has. The libraries linked into the binary that call time.LoadLocation (cel-go's
+	// timestamp functions, cert-manager) find zones in an image without zoneinfo through this.
+	_ "time/tzdata"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -57,22 +62,31 @@ type exitCoder interface {
 }
 
 // version and revision name the build; the image build (`make image`, hack/image) sets them
-// with -ldflags -X. `almanac --version` prints them.
+// with -ldflags -X. `almanac --version` prints them, with the tz database release.
 var (
 	version  = "devel"
 	revision = ""
 )
 
+// versionText is what `almanac --version` prints after "almanac ": the version, then the
+// revision when it is known and the release of the tz database that every answer about time
+// comes from, e.g. "0.1.0 (revision 0123abc, tz 2025c)" or "devel (tz 2025c)". Two binaries
+// that answer differently for a zone can be told apart by it.
+func versionText(version, revision, tzRelease string) string {
+	details := []string{"tz " + tzRelease}
+	if revision != "" {
+		details = append([]string{"revision " + revision}, details...)
+	}
+	return version + " (" + strings.Join(details, ", ") + ")"
+}
+
 func main() {
 	root := &cobra.Command{
 		Use:           "almanac",
 		Short:         "Time-aware scaling and Jobs for Kubernetes",
-		Version:       version,
+		Version:       versionText(version, revision, timing.TZDataVersion),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-	}
-	if revision != "" {
-		root.Version += " (revision " + revision + ")"
 	}
 	root.SetVersionTemplate("almanac {{.Version}}\n")
 	root.AddCommand(newManagerCommand())
@@ -262,14 +276,14 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
 	sj := scheduledjob.New(mgr, clk)
 	sj.Lanes = lanes
-	sj.Recorder = lanes.Events(sj.Recorder)
+	sj.Recorder = lanes.Events(sj.Recorder, mgr.GetScheme())
 	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
 	if err := sj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
 	ej := eventjob.New(mgr, clk)
 	ej.Lanes = lanes
-	ej.Recorder = lanes.Events(ej.Recorder)
+	ej.Recorder = lanes.Events(ej.Recorder, mgr.GetScheme())
 	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
 	if err := ej.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)

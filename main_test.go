@@ -3,12 +3,40 @@ package main
 import (
 	"io"
 	"math"
+	"os/exec"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 )
+
+// TestVersionText: `almanac --version` names the tz database release that the time engine
+// reads, so that two binaries that answer differently for a zone can be told apart; the
+// image's version and revision come first (test/e2e reads that prefix).
+func TestVersionText(t *testing.T) {
+	if got, want := versionText("devel", "", "2025c"), "devel (tz 2025c)"; got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+	if got, want := versionText("0.1.0", "0123abc", "2025c"), "0.1.0 (revision 0123abc, tz 2025c)"; got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+}
+
+// The time engine reads its own copy of the tz database; the libraries in the binary that call
+// time.LoadLocation need the one time/tzdata embeds, since the image has no zoneinfo.
+func TestBinaryEmbedsTimeTZData(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go tool is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	if deps := strings.Fields(string(out)); !slices.Contains(deps, "time/tzdata") {
+		t.Fatal("the almanac binary does not import time/tzdata: libraries that call time.LoadLocation would fail in the image")
+	}
+}
 
 // TestSetMemoryLimit: the manager's Go memory limit is 90% of its cgroup's, unless
 // GOMEMLIMIT is set or there is no cgroup limit; it returns the limit in force (the log line

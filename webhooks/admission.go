@@ -43,7 +43,8 @@ import (
 
 // SetupWithManager registers the mutating and validating webhooks of the four kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
-// cache, which must have the index autoscalingv1alpha1.ScheduleTargetField (api/index), take
+// cache, which must have the indexes autoscalingv1alpha1.ScheduleTargetField and
+// batchv1alpha1.EventJobTriggerField (api/index), take
 // the current time from clk, and, unless WithPermissionCheck(false) is given, check the
 // requester's permissions (permissions.go).
 //
@@ -145,8 +146,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 }
 
 // CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
-// the manager's cached client (whose cache must have the index
-// autoscalingv1alpha1.ScheduleTargetField), and Jobs through APIReader.
+// the manager's cached client (whose cache must have the indexes
+// autoscalingv1alpha1.ScheduleTargetField and batchv1alpha1.EventJobTriggerField), and Jobs
+// through APIReader.
 type CacheLookup struct {
 	Reader client.Reader
 	// APIReader reads around the cache: a trigger Job's metadata. Jobs are cached only on
@@ -181,6 +183,21 @@ func (l *CacheLookup) EventJob(ctx context.Context, namespace, name string) (*ba
 		return nil, err
 	}
 	return ej, nil
+}
+
+func (l *CacheLookup) EventJobFollowers(ctx context.Context, namespace, name string) ([]*batchv1alpha1.EventJob, error) {
+	list := &batchv1alpha1.EventJobList{}
+	key := batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, string(batchv1alpha1.TriggerKindEventJob), name)
+	// Read only: up to MaxFollowerReads lists per admission, no deep copies.
+	if err := l.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.EventJobTriggerField: key},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("failed to list the EventJobs that trigger on EventJob %s/%s: %w", namespace, name, err)
+	}
+	out := make([]*batchv1alpha1.EventJob, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }
 
 func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {

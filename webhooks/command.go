@@ -143,25 +143,33 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 // the JSON report (a "FILE:N" would read as a line number).
 func location(r *Result) string { return fmt.Sprintf("%s#%d", r.File, r.Index) }
 
+// ResultText is the text report's lines for one object: its location, kind, name and
+// verdict, then each error and warning. `almanac preview` prints the objects it refuses with
+// it.
+func ResultText(r *Result) string {
+	var b strings.Builder
+	verdict := "admitted"
+	if !r.Allowed {
+		verdict = "rejected"
+	}
+	fmt.Fprintf(&b, "%s: %s %s/%s: %s\n", location(r), r.Kind, r.Namespace, r.Name, verdict)
+	for _, e := range r.Errors {
+		if e.Field == "" || e.Field == "<nil>" {
+			fmt.Fprintf(&b, "  error: %s\n", e.Message)
+		} else {
+			fmt.Fprintf(&b, "  error: %s: %s\n", e.Field, e.Message)
+		}
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", warning)
+	}
+	return b.String()
+}
+
 func writeText(w io.Writer, report *Report) error {
 	var b strings.Builder
 	for i := range report.Results {
-		r := &report.Results[i]
-		verdict := "admitted"
-		if !r.Allowed {
-			verdict = "rejected"
-		}
-		fmt.Fprintf(&b, "%s: %s %s/%s: %s\n", location(r), r.Kind, r.Namespace, r.Name, verdict)
-		for _, e := range r.Errors {
-			if e.Field == "" || e.Field == "<nil>" {
-				fmt.Fprintf(&b, "  error: %s\n", e.Message)
-			} else {
-				fmt.Fprintf(&b, "  error: %s: %s\n", e.Field, e.Message)
-			}
-		}
-		for _, warning := range r.Warnings {
-			fmt.Fprintf(&b, "  warning: %s\n", warning)
-		}
+		b.WriteString(ResultText(&report.Results[i]))
 	}
 	for _, r := range report.Replaced {
 		fmt.Fprintf(&b, "%s#%d: %s %s/%s: skipped: %s\n", r.File, r.Index, r.Kind, r.Namespace, r.Name, r.Hint)

@@ -31,6 +31,8 @@ type Lookup interface {
 	Schedules(ctx context.Context, namespace, autoscaler string) ([]autoscalingv1alpha1.Schedule, error)
 	// EventJob returns the named EventJob.
 	EventJob(ctx context.Context, namespace, name string) (*batchv1alpha1.EventJob, error)
+	// EventJobFollowers returns the EventJobs in namespace that trigger on the named EventJob.
+	EventJobFollowers(ctx context.Context, namespace, name string) ([]*batchv1alpha1.EventJob, error)
 	// Exists reports whether an object of the given kind exists: the trigger of an EventJob
 	// (a Job, CronJob, ScheduledJob or EventJob).
 	Exists(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error)

@@ -38,6 +38,9 @@ type Result struct {
 	// Defaulted is the object as it would be stored (nil when it was rejected before the
 	// mutating webhook, e.g. for an unknown field).
 	Defaulted map[string]any `json:"-"`
+	// Input is the position of the object's document in the input (documents of one List
+	// share File and Index).
+	Input int `json:"-"`
 }
 
 // ResultError is one cause of a rejection, as the API server reports it in a StatusCause:
@@ -141,7 +144,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		obj    map[string]any
 	}
 	var queue []pending
-	for _, doc := range docs {
+	for input, doc := range docs {
 		obj := doc.Object.DeepCopy()
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(DefaultNamespace)
@@ -162,6 +165,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		res := &Result{
 			File: doc.File, Index: doc.Index, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
 			Namespace: obj.GetNamespace(), Name: obj.GetName(), Errors: []ResultError{}, Warnings: []string{},
+			Input: input,
 		}
 		results = append(results, res)
 
@@ -403,6 +407,17 @@ func (l *inputLookup) Schedules(_ context.Context, namespace, autoscaler string)
 func (l *inputLookup) EventJob(_ context.Context, namespace, name string) (*batchv1alpha1.EventJob, error) {
 	ej, _ := l.admitted[objectKey(batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(), namespace, name)].(*batchv1alpha1.EventJob)
 	return ej, nil
+}
+
+func (l *inputLookup) EventJobFollowers(_ context.Context, namespace, name string) ([]*batchv1alpha1.EventJob, error) {
+	var out []*batchv1alpha1.EventJob
+	for key, obj := range l.admitted {
+		if ej, ok := obj.(*batchv1alpha1.EventJob); ok && key.namespace == namespace &&
+			ej.Spec.Trigger.UpstreamKey() == batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, string(batchv1alpha1.TriggerKindEventJob), name) {
+			out = append(out, ej)
+		}
+	}
+	return out, nil
 }
 
 func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {

@@ -86,8 +86,11 @@ func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, sched *timing.
 }
 
 // ValidateEventJob checks that the name leaves room for the Jobs' names and that the trigger
-// does not close a cycle of EventJobs (A triggers on B, B on A), and warns when the trigger's
-// object does not exist. old is nil on create.
+// keeps the rule of EventJob chains (batchv1alpha1.CheckTriggerChain): it closes no cycle of
+// EventJobs (A triggers on B, B on A), and neither this EventJob's chain of EventJob triggers
+// nor that of an EventJob below it is longer than batchv1alpha1.MaxTriggerChain; and it warns
+// when the trigger's object does not exist. old is nil on create; on update the chain is
+// checked when the trigger changed.
 func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env Env) (field.ErrorList, []string, error) {
 	if ej.DeletionTimestamp != nil {
 		return nil, nil, nil
@@ -113,17 +116,19 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 			warnings = append(warnings, fmt.Sprintf("spec.trigger.name: %s %q does not exist in namespace %q: the EventJob starts no Job until it exists and %s",
 				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
 		}
-		if trigger.Kind == batchv1alpha1.TriggerKindEventJob && triggerChanged {
-			cycle, err := batchv1alpha1.TriggerCycle(ej, func(name string) (*batchv1alpha1.EventJob, error) {
-				return env.Objects.EventJob(ctx, ej.Namespace, name)
-			})
+		if triggerChanged {
+			problem, err := batchv1alpha1.CheckTriggerChain(ej,
+				func(name string) (*batchv1alpha1.EventJob, error) {
+					return env.Objects.EventJob(ctx, ej.Namespace, name)
+				},
+				func(name string) ([]*batchv1alpha1.EventJob, error) {
+					return env.Objects.EventJobFollowers(ctx, ej.Namespace, name)
+				})
 			if err != nil {
 				return nil, nil, err
 			}
-			if cycle != nil {
-				errs = append(errs, field.Invalid(namePath, trigger.Name, fmt.Sprintf(
-					"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
-					batchv1alpha1.CycleText(cycle))))
+			if problem != nil {
+				errs = append(errs, triggerChainError(ej, problem))
 			}
 		}
 	}
@@ -134,6 +139,35 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 	}
 	errs = append(errs, validateRestartPolicy(&ej.Spec.JobTemplate.Spec.Template, oldTemplate)...)
 	return errs, warnings, nil
+}
+
+// triggerChainError is the refusal of an EventJob whose trigger closes a cycle or makes a
+// chain of EventJob triggers longer than batchv1alpha1.MaxTriggerChain: its own chain, or the
+// chain of an EventJob below it (this EventJob was added or moved upstream of it).
+func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChainError) *field.Error {
+	namePath := specPath.Child("trigger", "name")
+	switch {
+	case p.Cycle != nil:
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+			"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
+			batchv1alpha1.CycleText(p.Cycle)))
+	case p.Below == 0:
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+			"the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+				"trigger on an EventJob nearer the start of the chain, or on the Job, CronJob or ScheduledJob that starts it",
+			p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast)))
+	}
+	detail := fmt.Sprintf(
+		"with this EventJob, the chain of EventJob triggers from EventJob %q, %s below it, would be %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+			"trigger this EventJob, or one of the EventJobs between, on an object nearer the start of the chain (the Job, CronJob or ScheduledJob that starts it), "+
+			"so that no EventJob is more than %d from the start",
+		p.Chain[0], plural(p.Below, "EventJob"), p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast), batchv1alpha1.MaxTriggerChain)
+	if ej.Spec.Trigger.Kind == batchv1alpha1.TriggerKindEventJob {
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, detail)
+	}
+	// Its own trigger is no EventJob: what lengthens the chain below is that it exists, under
+	// the name the EventJobs below trigger on.
+	return field.Invalid(field.NewPath("metadata", "name"), ej.Name, detail+", or give this EventJob another name")
 }
 
 func triggerRuns(kind batchv1alpha1.TriggerKind) string {

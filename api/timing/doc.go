@@ -4,7 +4,10 @@
 //
 // Everything here is a pure function of its arguments: the current time is always a
 // parameter (now, after, from), never time.Now, and nothing depends on the machine's time
-// zone. The package imports time/tzdata so that every binary carries the same tz database.
+// zone. Zones are read from the package's own copy of the tz database (zz_generated_tzdata.go,
+// release TZDataVersion, generated from the data that time/tzdata embeds), never from the host
+// or ZONEINFO, so that every binary that links it answers alike, in any image and on any
+// machine.
 //
 // # Parsers
 //
@@ -57,8 +60,3 @@
 //
 //go:generate go run ./internal/genzones
 package timing
-
-import (
-	// Embed the tz database so that a distroless image answers like a laptop.
-	_ "time/tzdata"
-)

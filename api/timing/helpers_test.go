@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// loc loads a zone or fails the test.
+// loc loads a zone from the engine's tz database or fails the test.
 func loc(t testing.TB, name string) *time.Location {
 	t.Helper()
-	l, err := time.LoadLocation(name)
+	l, err := loadZone(name)
 	if err != nil {
 		t.Fatal(err)
 	}

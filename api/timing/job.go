@@ -3,6 +3,7 @@ package timing
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -154,13 +155,34 @@ func Lateness(due, now time.Time) time.Duration {
 // WithinDeadline reports whether a run due at due may still start at now, given
 // startingDeadlineSeconds.
 func WithinDeadline(due, now time.Time, deadlineSeconds int64) bool {
-	return Lateness(due, now) <= time.Duration(deadlineSeconds)*time.Second
+	return Lateness(due, now) <= Deadline(deadlineSeconds)
 }
 
 // LastStart is the last second in which a run due at due may start: due +
 // startingDeadlineSeconds; the run may start until that second has ended.
 func LastStart(due time.Time, deadlineSeconds int64) time.Time {
-	return due.Add(time.Duration(deadlineSeconds) * time.Second)
+	return due.Add(Deadline(deadlineSeconds))
+}
+
+// maxDeadlineSeconds is the longest deadline a time.Duration holds, in whole seconds (about
+// 292 years).
+const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
+
+// Deadline is startingDeadlineSeconds as a Duration, saturating: a deadline longer than a
+// Duration holds (about 292 years) is the longest Duration, which no lateness exceeds, and a
+// negative one is 0. time.Duration(s)*time.Second would wrap around instead: 9999999999
+// seconds became a negative deadline that every run had passed, so an every-minute ScheduledJob
+// never ran while admission and preview said it would. The schema bounds the field far below
+// (batchv1alpha1.MaxStartingDeadlineSeconds); objects stored before that bound existed are
+// read by this rule.
+func Deadline(deadlineSeconds int64) time.Duration {
+	switch {
+	case deadlineSeconds <= 0:
+		return 0
+	case deadlineSeconds > maxDeadlineSeconds:
+		return math.MaxInt64
+	}
+	return time.Duration(deadlineSeconds) * time.Second
 }
 
 // HourAfter returns the wall time in loc of the start of the local hour one hour after now:

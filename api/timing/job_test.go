@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,16 @@ func TestDeadlineRule(t *testing.T) {
 		{600*time.Second + 500*time.Millisecond, 600, true, 600 * time.Second},
 		{601 * time.Second, 600, false, 601 * time.Second},
 		{72 * time.Hour, 600, false, 72 * time.Hour},
+		// Deadlines longer than a time.Duration holds saturate instead of wrapping around to a
+		// negative deadline that every run has passed.
+		{time.Second, 9999999999, true, time.Second},
+		{100 * 365 * 24 * time.Hour, 9999999999, true, 100 * 365 * 24 * time.Hour},
+		{time.Minute, math.MaxInt64, true, time.Minute},
+		{time.Minute, maxDeadlineSeconds, true, time.Minute},
+		{time.Minute, maxDeadlineSeconds + 1, true, time.Minute},
+		// A negative deadline (the schema's minimum is 0) is 0.
+		{0, -1, true, 0},
+		{time.Second, math.MinInt64, false, time.Second},
 	}
 	for _, tt := range tests {
 		now := due.Add(tt.late)
@@ -36,6 +47,27 @@ func TestDeadlineRule(t *testing.T) {
 		}
 		if got := Lateness(due, now); got != tt.lateness {
 			t.Errorf("late %v: Lateness = %v, want %v", tt.late, got, tt.lateness)
+		}
+	}
+}
+
+// TestDeadlineSaturates: Deadline never wraps around, and LastStart never falls before the
+// run's instant.
+func TestDeadlineSaturates(t *testing.T) {
+	due := time.Date(2027, 1, 15, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		seconds int64
+		want    time.Duration
+	}{
+		{-5, 0}, {0, 0}, {600, 10 * time.Minute},
+		{maxDeadlineSeconds, time.Duration(maxDeadlineSeconds) * time.Second},
+		{maxDeadlineSeconds + 1, math.MaxInt64}, {9999999999, math.MaxInt64}, {math.MaxInt64, math.MaxInt64},
+	} {
+		if got := Deadline(tt.seconds); got != tt.want {
+			t.Errorf("Deadline(%d) = %v, want %v", tt.seconds, got, tt.want)
+		}
+		if last := LastStart(due, tt.seconds); last.Before(due) {
+			t.Errorf("LastStart(%s, %d) = %s, before the run's instant", due, tt.seconds, last)
 		}
 	}
 }

@@ -323,12 +323,43 @@ func (tr transition) walls() (lo, hi time.Time) {
 	return a, b
 }
 
+// periodEnd returns the end of the zone period that t (in its zone) is in, as ZoneBounds
+// reports it, but never at or before t. For the instants that a zone's TZ string answers
+// (those after the last transition its TZif data lists: 2038 on in the host's "fat" zoneinfo,
+// the year the current rules began in Go's "slim" data), Go reports the end of a leap year's
+// last UTC day as Dec 31 00:00 UTC, the instant itself or before it (golang/go#81583), and the
+// loops that walk from period to period would not move. There the period ends with the UTC
+// year, unless the offset changes before.
+func periodEnd(t time.Time) time.Time {
+	_, end := t.ZoneBounds()
+	if end.IsZero() || end.After(t) {
+		return end
+	}
+	end = time.Date(t.UTC().Year()+1, time.January, 1, 0, 0, 0, 0, time.UTC).In(t.Location())
+	_, before := t.Zone()
+	if _, after := end.Add(-time.Nanosecond).Zone(); after == before {
+		return end
+	}
+	// A change of offset in the rest of the year (no TZ string of the tz database has one on
+	// the last day of a year, but the loops must not depend on it): find its instant.
+	lo, hi := t, end
+	for hi.Sub(lo) > time.Nanosecond {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if _, offset := mid.Zone(); offset == before {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
 // transitions returns the offset changes of loc at instants in (from, to].
 func transitions(loc *time.Location, from, to time.Time) []transition {
 	var out []transition
 	t := from.In(loc)
 	for {
-		_, end := t.ZoneBounds()
+		end := periodEnd(t)
 		if end.IsZero() || end.After(to) {
 			return out
 		}
@@ -340,6 +371,27 @@ func transitions(loc *time.Location, from, to time.Time) []transition {
 		}
 		t = next
 	}
+}
+
+// ClockChange is an instant at which a zone's clocks change.
+type ClockChange struct {
+	// At is the first instant with the new offset, in UTC.
+	At time.Time
+	// From and To are the zone's abbreviations before and after (CET, CEST).
+	From, To string
+}
+
+// ClockChanges returns, in order, the instants in [from, to) at which loc's offset changes:
+// where a window written in loc's wall time moves against UTC. `almanac preview` marks them.
+func ClockChanges(loc *time.Location, from, to time.Time) []ClockChange {
+	loc = orUTC(loc)
+	var out []ClockChange
+	for _, tr := range transitions(loc, from.Add(-time.Nanosecond), to.Add(-time.Nanosecond)) {
+		before, _ := tr.at.Add(-time.Nanosecond).In(loc).Zone()
+		after, _ := tr.at.In(loc).Zone()
+		out = append(out, ClockChange{At: tr.at, From: before, To: after})
+	}
+	return out
 }
 
 // maxOffset bounds the UTC offsets the tz database has ever used (local mean times reached
@@ -370,7 +422,8 @@ func resolve(loc *time.Location, wall time.Time) resolution {
 	for t := wall.Add(-maxOffset).In(loc); ; {
 		_, seconds := t.Zone()
 		offset := time.Duration(seconds) * time.Second
-		start, end := t.ZoneBounds()
+		start, _ := t.ZoneBounds()
+		end := periodEnd(t)
 
 		if havePrev && offset != prev {
 			tr := transition{at: start.UTC(), before: prev, after: offset}

@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -250,4 +251,74 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestLeapYearEndAfterWrittenTransitions: after 2038 a zone's instants are answered by its TZ
+// string, where Time.ZoneBounds reports the end of a leap year's last UTC day as Dec 31 00:00
+// UTC, at or before the instant (golang/go#81583). The walks from period to period (the DST
+// rule, the transitions of a range) must neither stop there nor loop; before, they looped
+// forever (and did so with Go's own embedded data from 2024 on).
+func TestLeapYearEndAfterWrittenTransitions(t *testing.T) {
+	berlin := loc(t, "Europe/Berlin")
+	at := time.Date(2040, time.December, 31, 12, 0, 0, 0, time.UTC).In(berlin)
+	if _, end := at.ZoneBounds(); end.After(at) {
+		t.Skip("time.ZoneBounds is right here: golang/go#81583 is fixed in this Go release")
+	}
+	done := make(chan struct{})
+	var (
+		trs []transition
+		res resolution
+	)
+	go func() {
+		defer close(done)
+		trs = transitions(berlin, instant(t, "2040-10-01T00:00:00Z"), instant(t, "2041-04-01T00:00:00Z"))
+		res = resolve(berlin, civil(2040, time.December, 31, 13, 0))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("transitions or resolve did not return within 10 s around 2040-12-31 in Europe/Berlin")
+	}
+	var got []string
+	for _, tr := range trs {
+		got = append(got, tr.at.Format(time.RFC3339))
+	}
+	if want := []string{"2040-10-28T01:00:00Z", "2041-03-31T01:00:00Z"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("transitions = %v, want %v", got, want)
+	}
+	if want := instant(t, "2040-12-31T12:00:00Z"); res.kind != Normal || !res.at.Equal(want) {
+		t.Errorf("resolve(2040-12-31 13:00) = %s %v, want %s Normal", res.at, res.kind, want)
+	}
+	if end := periodEnd(at); !end.Equal(instant(t, "2041-01-01T00:00:00Z")) {
+		t.Errorf("periodEnd(%s) = %s, want the end of the UTC year", at.UTC(), end.UTC())
+	}
+}
+
+// TestClockChanges: the instants at which a zone's clocks change, with its abbreviations, in
+// the range; the same two a year after 2038 (where Go works times out from the zone's rule,
+// and a leap year's last day once made the walk loop), none in UTC.
+func TestClockChanges(t *testing.T) {
+	berlin := loc(t, "Europe/Berlin")
+	for _, year := range []int{2027, 2040} {
+		from, to := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC)
+		var got []string
+		for _, c := range ClockChanges(berlin, from, to) {
+			got = append(got, c.At.Format(time.RFC3339)+" "+c.From+"→"+c.To)
+		}
+		spring := time.Date(year, 3, 31, 1, 0, 0, 0, time.UTC)
+		for spring.Weekday() != time.Sunday {
+			spring = spring.AddDate(0, 0, -1)
+		}
+		fall := time.Date(year, 10, 31, 1, 0, 0, 0, time.UTC)
+		for fall.Weekday() != time.Sunday {
+			fall = fall.AddDate(0, 0, -1)
+		}
+		want := []string{spring.Format(time.RFC3339) + " CET→CEST", fall.Format(time.RFC3339) + " CEST→CET"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%d (-want +got):\n%s", year, diff)
+		}
+	}
+	if got := ClockChanges(time.UTC, time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2041, 1, 1, 0, 0, 0, 0, time.UTC)); len(got) != 0 {
+		t.Errorf("UTC: %v, want none", got)
+	}
 }

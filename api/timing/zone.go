@@ -315,16 +315,40 @@ func zoneKey(s string) string {
 
 var locationCache sync.Map // canonical name → *time.Location
 
-// loadZone loads a canonical zone name. time.LoadLocation reads the database on every call,
-// and reconcilers load zones often, so loaded zones are kept.
+// loadZone loads a canonical zone name from the tz database that the engine embeds
+// (zz_generated_tzdata.go, release TZDataVersion), and nothing else: not time.LoadLocation,
+// which reads the ZONEINFO environment variable and the host's zoneinfo directories before the
+// copy that time/tzdata embeds, so that `almanac validate` and `preview` on a host with
+// another tz release (or a ZONEINFO of its own) would answer otherwise than the manager in
+// its image. Loaded zones are kept: reconcilers load zones often.
 func loadZone(name string) (*time.Location, error) {
 	if loc, ok := locationCache.Load(name); ok {
 		return loc.(*time.Location), nil
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := loadEmbeddedZone(name)
 	if err != nil {
-		return nil, fmt.Errorf("time zone %q could not be loaded: %w", name, err)
+		return nil, err
 	}
 	locationCache.Store(name, loc)
+	return loc, nil
+}
+
+// loadEmbeddedZone reads a zone from the embedded tz database.
+func loadEmbeddedZone(name string) (*time.Location, error) {
+	if name == "UTC" {
+		return time.UTC, nil // as time.LoadLocation returns it: UTC is the same in every release
+	}
+	key := name
+	if target, ok := zoneLinks[name]; ok {
+		key = target
+	}
+	data, ok := zoneTZif[key]
+	if !ok {
+		return nil, fmt.Errorf("time zone %q is not in the tz database (release %s) that almanac embeds", name, TZDataVersion)
+	}
+	loc, err := time.LoadLocationFromTZData(name, []byte(data))
+	if err != nil {
+		return nil, fmt.Errorf("time zone %q could not be loaded from the embedded tz database (release %s): %w", name, TZDataVersion, err)
+	}
 	return loc, nil
 }

@@ -2,8 +2,8 @@
 
 package timing
 
-// zoneNames lists, sorted, every zone name of the tz database that Go embeds (time/tzdata)
-// except Factory. A name's spelling here is its canonical spelling.
+// zoneNames lists, sorted, every zone name of the tz database that the engine embeds
+// (zz_generated_tzdata.go) except Factory. A name's spelling here is its canonical spelling.
 var zoneNames = []string{
 	"Africa/Abidjan",
 	"Africa/Accra",

@@ -5,7 +5,8 @@
 //
 // The image:
 //   - is static: the binary is built with CGO_ENABLED=0, -trimpath, and carries the IANA time
-//     zone database (time/tzdata), so nothing is read from the image at run time;
+//     zone database (api/timing's own copy, and time/tzdata for libraries), so nothing is read
+//     from the image at run time;
 //   - runs as nonroot (65532:65532) and writes nothing outside the folders mounted for it, so
 //     a read-only root filesystem is fine (the chart mounts an emptyDir at /tmp);
 //   - has the binary as its entrypoint (`almanac manager` in the chart, `almanac check` in its

@@ -64,25 +64,34 @@ type plan struct {
 }
 
 // decide computes the plan for ej at now, from the upstream Jobs (all Jobs the trigger
-// follows, finished or not), the downstream Jobs (those ej controls) and the cycle of
-// EventJob triggers that ej is on (batchv1alpha1.TriggerCycle; nil for none).
+// follows, finished or not), the downstream Jobs (those ej controls) and what is wrong with
+// ej's chain of EventJob triggers (batchv1alpha1.CheckTriggerChain; nil for nothing).
 //
 // An EventJob on a cycle starts no Job, and neither does any other EventJob on it: each
-// finds the same cycle. This is the reconciler's safety net behind admission, which rejects
-// a trigger that closes a cycle but reads a cache, so that EventJobs created or changed at
-// the same moment can close one anyway. The upstream Jobs that finish meanwhile are left
-// unhandled: once the cycle is broken (by changing a trigger of another EventJob on it), they
-// start their runs.
-func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cycle []string, now time.Time) plan {
+// finds the same cycle. Nor does an EventJob whose chain is longer than MaxTriggerChain (the
+// EventJobs above it, within the limit, run). This is the reconciler's safety net behind
+// admission, which rejects such a trigger but reads a cache, so that EventJobs created or
+// changed at the same moment can close a cycle or make a chain too long anyway (or were
+// created while the webhooks were off). The upstream Jobs that finish meanwhile are left
+// unhandled: once the chain is fixed (by changing a trigger on it), they start their runs.
+func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, chain *batchv1alpha1.TriggerChainError, now time.Time) plan {
 	var p plan
 	t := &ej.Spec.Trigger
 	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
 		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
 		return p
 	}
-	if cycle != nil {
+	switch {
+	case chain == nil:
+	case chain.Cycle != nil:
 		p.invalid = fmt.Errorf("the trigger closes a cycle: %s; each Job would start the next one, forever, so no EventJob on the cycle starts a Job: "+
-			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(cycle))
+			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(chain.Cycle))
+		return p
+	default:
+		p.invalid = fmt.Errorf("the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+			"this EventJob is more than %d from the chain's start, so it starts no Job: trigger it, or an EventJob above it, on an object nearer the start "+
+			"of the chain (the Job, CronJob or ScheduledJob that starts it)",
+			chain.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(chain.Chain, chain.AtLeast), batchv1alpha1.MaxTriggerChain)
 		return p
 	}
 	p.watermark = startingWatermark(ej, now)

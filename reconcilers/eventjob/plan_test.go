@@ -42,8 +42,8 @@ type world struct {
 	foreign map[string]bool
 	clk     *clocktesting.FakeClock
 	n       int
-	// cycle is the cycle of EventJob triggers the EventJob is on (nil: none).
-	cycle []string
+	// chain is what is wrong with the EventJob's chain of EventJob triggers (nil: nothing).
+	chain *batchv1alpha1.TriggerChainError
 }
 
 func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
@@ -77,7 +77,7 @@ func ptrTrue() *bool { b := true; return &b }
 // were created. The runs start through start, with the world as its actions.
 func (w *world) step(writeStatus bool) plan {
 	w.t.Helper()
-	p := decide(w.ej, w.upstream, w.downstream, w.cycle, w.clk.Now())
+	p := decide(w.ej, w.upstream, w.downstream, w.chain, w.clk.Now())
 	res, err := start(context.Background(), w.ej, &p, w)
 	if err != nil {
 		w.t.Fatal(err)
@@ -387,7 +387,7 @@ func TestReplaceAfterARefusedCreate(t *testing.T) {
 // unhandled and start their runs once the cycle is broken. Issue 11, finding 3.
 func TestCycleStartsNoJob(t *testing.T) {
 	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindEventJob, "b", ""))
-	w.cycle = []string{"ej", "b", "ej"}
+	w.chain = &batchv1alpha1.TriggerChainError{Cycle: []string{"ej", "b", "ej"}}
 	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
 	if p := w.step(true); p.invalid == nil || len(w.created) != 0 {
 		t.Fatalf("on a cycle: invalid %v, runs %v; want an error and no run", p.invalid, w.created)
@@ -398,10 +398,51 @@ func TestCycleStartsNoJob(t *testing.T) {
 	if c.Status != metav1.ConditionFalse || c.Reason != batchv1alpha1.ReasonInvalidTrigger || c.Message != want {
 		t.Errorf("Ready condition %+v", c)
 	}
-	w.cycle = nil // b's trigger changed
+	w.chain = nil // b's trigger changed
 	w.step(true)
 	if diff := cmp.Diff([]string{"hello-1"}, w.created); diff != "" {
 		t.Errorf("runs after the cycle was broken (-want +got):\n%s", diff)
+	}
+}
+
+// TestTooLongChainStartsNoJob: an EventJob more than MaxTriggerChain EventJobs from the start
+// of its chain of EventJob triggers (admission refuses it, but reads a cache, or was off)
+// starts no Job, says why, and runs once the chain is short enough. The chain is read as the
+// reconciler reads it: up from the EventJob, by the rule of api/batch.
+func TestTooLongChainStartsNoJob(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindEventJob, "e100", ""))
+	others := map[string]*batchv1alpha1.EventJob{}
+	for i := 1; i <= 100; i++ {
+		kind, trigger := batchv1alpha1.TriggerKindEventJob, fmt.Sprintf("e%d", i-1)
+		if i == 1 {
+			kind, trigger = batchv1alpha1.TriggerKindCronJob, "hello"
+		}
+		e := eventJob(kind, trigger, "")
+		e.Name = fmt.Sprintf("e%d", i)
+		others[e.Name] = e
+	}
+	chain, err := batchv1alpha1.CheckTriggerChain(w.ej, func(name string) (*batchv1alpha1.EventJob, error) { return others[name], nil }, nil)
+	if err != nil || chain == nil {
+		t.Fatalf("CheckTriggerChain = %v, %v; want the chain of 101 refused", chain, err)
+	}
+	w.chain = chain
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	if p := w.step(true); p.invalid == nil || len(w.created) != 0 {
+		t.Fatalf("on a chain of 101: invalid %v, runs %v; want an error and no run", p.invalid, w.created)
+	}
+	c := w.ej.Status.Conditions[0]
+	want := `the chain of EventJob triggers from this EventJob is 101 EventJobs long, more than the 100 EventJobs that may trigger one after another: ` +
+		`EventJob "ej" triggers on EventJob "e100", which triggers on EventJob "e99", which triggers on EventJob "e98", which triggers on EventJob "e97", … (92 more) …, ` +
+		`which triggers on EventJob "e4", which triggers on EventJob "e3", which triggers on EventJob "e2", which triggers on EventJob "e1"; ` +
+		`this EventJob is more than 100 from the chain's start, so it starts no Job: trigger it, or an EventJob above it, on an object nearer the start of the chain ` +
+		`(the Job, CronJob or ScheduledJob that starts it)`
+	if c.Status != metav1.ConditionFalse || c.Reason != batchv1alpha1.ReasonInvalidTrigger || c.Message != want {
+		t.Errorf("Ready condition %+v\nwant message %s", c, want)
+	}
+	w.chain = nil // a trigger on the chain changed
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1"}, w.created); diff != "" {
+		t.Errorf("runs after the chain was shortened (-want +got):\n%s", diff)
 	}
 }
 

@@ -75,8 +75,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cycle, err := batchv1alpha1.TriggerCycle(ej, func(name string) (*batchv1alpha1.EventJob, error) {
-		// Around the cache: a cycle closed a moment ago must stop the next run.
+	// The rule of EventJob chains, up from ej only: every EventJob below checks its own chain
+	// when it reconciles, before it starts a Job. At most MaxTriggerChain reads.
+	chain, err := batchv1alpha1.CheckTriggerChain(ej, func(name string) (*batchv1alpha1.EventJob, error) {
+		// Around the cache: a cycle closed, or a chain made too long, a moment ago must stop
+		// the next run.
 		up := &batchv1alpha1.EventJob{}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ej.Namespace, Name: name}, up); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -85,12 +88,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return nil, fmt.Errorf("failed to get EventJob %s/%s: %w", ej.Namespace, name, err)
 		}
 		return up, nil
-	})
+	}, nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	p := decide(ej, upstream, downstream, cycle, now)
+	p := decide(ej, upstream, downstream, chain, now)
 	// The Jobs are urgent writes, due now (the instant that calls for them is the upstream
 	// Jobs' outcome): the reports of the scaling reconcilers wait for them.
 	if len(p.triggers) > 0 {

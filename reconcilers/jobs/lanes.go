@@ -7,11 +7,13 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/reference"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -62,7 +64,7 @@ type Lanes struct {
 	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
 	deferred map[string]map[types.NamespacedName]bool // by controller
 	wake     map[string]chan event.GenericEvent       // by controller
-	held     []func()                                 // events recorded while busy (Events)
+	held     []heldEvent                              // events recorded while busy (Events)
 	timer    *time.Timer
 }
 
@@ -81,16 +83,40 @@ const MaxHeldEvents = 10000
 // not the run, and each is one more write for the API server ahead of the next Job. Events
 // recorded when nothing is urgent, and any beyond MaxHeldEvents, are recorded at once. For nil
 // Lanes it returns r.
-func (l *Lanes) Events(r events.EventRecorder) events.EventRecorder {
+//
+// scheme is r's scheme (the manager's): a held event keeps the references to its objects
+// that r would make of them (reference.GetReference), never the objects, which are Job
+// owners with their Job templates and the Jobs created from them.
+func (l *Lanes) Events(r events.EventRecorder, scheme *runtime.Scheme) events.EventRecorder {
 	if l == nil {
 		return r
 	}
-	return heldEvents{lanes: l, r: r}
+	return heldEvents{lanes: l, r: r, scheme: scheme}
 }
 
 type heldEvents struct {
-	lanes *Lanes
-	r     events.EventRecorder
+	lanes  *Lanes
+	r      events.EventRecorder
+	scheme *runtime.Scheme
+}
+
+// heldEvent is an event that Lanes holds back: what the recorder needs of it, as it read when
+// it was recorded, and references to its objects rather than the objects (up to MaxHeldEvents
+// are held).
+type heldEvent struct {
+	recorder                        events.EventRecorder    // the controller's, which records it
+	regarding, related              *corev1.ObjectReference // related is nil for none
+	eventtype, reason, action, note string
+}
+
+// record hands the event to its recorder, which takes an *ObjectReference as the reference it
+// would have made of the object.
+func (e *heldEvent) record() {
+	var related runtime.Object
+	if e.related != nil {
+		related = e.related
+	}
+	e.recorder.Eventf(e.regarding, related, e.eventtype, e.reason, e.action, "%s", e.note)
 }
 
 func (h heldEvents) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
@@ -101,12 +127,28 @@ func (h heldEvents) Eventf(regarding, related runtime.Object, eventtype, reason,
 		h.r.Eventf(regarding, related, eventtype, reason, action, note, args...)
 		return
 	}
-	// The objects may change after this call: keep copies, and the note as it reads now.
-	regarding, msg := regarding.DeepCopyObject(), fmt.Sprintf(note, args...)
-	if related != nil {
-		related = related.DeepCopyObject()
+	l.mu.Unlock()
+	// The references are taken, and the note written, as the objects read now: they may
+	// change before the event is recorded.
+	ref, err := reference.GetReference(h.scheme, regarding)
+	if err != nil {
+		h.r.Eventf(regarding, related, eventtype, reason, action, note, args...) // the recorder says why it cannot
+		return
 	}
-	l.held = append(l.held, func() { h.r.Eventf(regarding, related, eventtype, reason, action, "%s", msg) })
+	e := heldEvent{recorder: h.r, regarding: ref.DeepCopy(), eventtype: eventtype, reason: reason, action: action, note: fmt.Sprintf(note, args...)}
+	if related != nil {
+		// As the recorder does, an event whose related object has no reference goes without.
+		if rel, err := reference.GetReference(h.scheme, related); err == nil {
+			e.related = rel.DeepCopy()
+		}
+	}
+	l.mu.Lock()
+	if !l.busyLocked() || len(l.held) >= MaxHeldEvents {
+		l.mu.Unlock()
+		e.record()
+		return
+	}
+	l.held = append(l.held, e)
 	l.armLocked()
 	l.mu.Unlock()
 }
@@ -490,8 +532,8 @@ func (l *Lanes) flushIfIdle() {
 		chans[c] = l.wake[c]
 	}
 	l.mu.Unlock()
-	for _, record := range held {
-		record() // the broadcaster queues it: this does not wait for the API server
+	for i := range held {
+		held[i].record() // the broadcaster queues it: this does not wait for the API server
 	}
 	go func() {
 		for c, keys := range woken {

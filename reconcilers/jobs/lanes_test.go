@@ -10,10 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/almanac-dev/almanac/api/scheme"
 )
 
 // TestLanes walks Lanes through a boundary: before it, reports go out at once; at it, while
@@ -114,14 +117,24 @@ func TestLanes(t *testing.T) {
 
 // recordedEvents is an events.EventRecorder that keeps the notes it was given.
 type recordedEvents struct {
-	mu    sync.Mutex
-	notes []string
+	mu                 sync.Mutex
+	notes              []string
+	regarding, related []runtime.Object
 }
 
-func (r *recordedEvents) Eventf(regarding, _ runtime.Object, _, reason, _, note string, args ...any) {
+func (r *recordedEvents) Eventf(regarding, related runtime.Object, _, reason, _, note string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.notes = append(r.notes, reason+" "+regarding.(*batchv1.Job).Name+": "+fmt.Sprintf(note, args...))
+	r.notes = append(r.notes, reason+" "+nameOf(regarding)+": "+fmt.Sprintf(note, args...))
+	r.regarding, r.related = append(r.regarding, regarding), append(r.related, related)
+}
+
+// nameOf returns the name of an object or of the reference that a held event hands over.
+func nameOf(obj runtime.Object) string {
+	if ref, ok := obj.(*corev1.ObjectReference); ok {
+		return ref.Name
+	}
+	return obj.(metav1.Object).GetName()
 }
 
 func (r *recordedEvents) got() []string {
@@ -139,7 +152,7 @@ func TestLanesHoldEvents(t *testing.T) {
 	clk := clocktesting.NewFakeClock(slot.Add(-time.Minute))
 	l := NewLanes(clk, time.Minute)
 	rec := &recordedEvents{}
-	events := l.Events(rec)
+	events := l.Events(rec, scheme.Scheme)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "nightly-1"}}
 
 	events.Eventf(job, nil, "Normal", "Quiet", "Observe", "at %s", "rest")
@@ -174,7 +187,7 @@ func TestLanesHoldEvents(t *testing.T) {
 	nilLanes.Recording()()
 
 	var none *Lanes
-	if _, wrapped := none.Events(rec).(heldEvents); wrapped {
+	if _, wrapped := none.Events(rec, scheme.Scheme).(heldEvents); wrapped {
 		t.Error("nil Lanes wrapped the recorder")
 	}
 }
@@ -315,7 +328,7 @@ func TestLanesLanding(t *testing.T) {
 	l := NewLanes(clk, time.Hour)
 	sightings := l.Sightings(hpa)
 	rec := &recordedEvents{}
-	events := l.Events(rec)
+	events := l.Events(rec, scheme.Scheme)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "report"}}
 	busy := func() bool {
 		l.mu.Lock()

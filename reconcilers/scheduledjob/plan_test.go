@@ -2,6 +2,7 @@ package scheduledjob
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -299,6 +300,19 @@ func TestDeadlineAndMissedRuns(t *testing.T) {
 		lastRun: "2027-05-01T00:10:00Z", now: utc("2027-06-01T00:10:00Z"), wantRun: "2027-06-01T00:10:00Z",
 		wantMissed: 31*24*60 - 1, wantLastMiss: "2027-06-01T00:09:00Z",
 		wantMissedWhy: map[string]int64{jobs.MissSuperseded: 31*24*60 - 1},
+	}, {
+		// Stored before the schema's maximum (315360000) existed: time.Duration(9999999999) *
+		// time.Second wrapped around to a negative deadline, and every slot was missed
+		// (DeadlinePassed) while admission and preview said the Job would run.
+		name: "a deadline longer than a Duration holds: it runs on time", deadline: 9999999999,
+		now: utc("2027-05-01T00:01:00.004Z"), wantRun: "2027-05-01T00:01:00Z",
+	}, {
+		name: "a deadline longer than a Duration holds: after downtime, the latest slot runs", deadline: math.MaxInt64,
+		lastRun: "2027-05-01T00:10:00Z", now: utc("2027-05-01T00:15:30Z"), wantRun: "2027-05-01T00:15:00Z",
+		wantMissed: 4, wantLastMiss: "2027-05-01T00:14:00Z", wantMissedWhy: map[string]int64{jobs.MissSuperseded: 4},
+	}, {
+		name: "the schema's maximum: it runs", deadline: batchv1alpha1.MaxStartingDeadlineSeconds,
+		lastRun: "2027-05-01T00:00:00Z", now: utc("2027-05-01T00:01:30Z"), wantRun: "2027-05-01T00:01:00Z",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

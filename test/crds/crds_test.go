@@ -476,6 +476,35 @@ spec:
 			rulesNotChecked,
 		},
 	}, {
+		// "Forever", written the way a careless tenant would: beyond the maximum, where
+		// seconds as a time.Duration would wrap around (the engine saturates for objects
+		// stored before the maximum existed).
+		name: "ScheduledJob with a startingDeadlineSeconds beyond the maximum",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: deadline-forever}
+spec:
+  schedule: "* * * * *"
+  startingDeadlineSeconds: 9999999999` + jobTemplate,
+		want: []metav1.StatusCause{
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.startingDeadlineSeconds", Message: "Invalid value: 9999999999: spec.startingDeadlineSeconds in body should be less than or equal to 315360000"},
+		},
+	}, {
+		name: "ScheduledJob with history limits beyond the maximum",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: history-huge}
+spec:
+  schedule: "@daily"
+  successfulJobsHistoryLimit: 2147483647
+  failedJobsHistoryLimit: 1001` + jobTemplate,
+		want: []metav1.StatusCause{
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.successfulJobsHistoryLimit", Message: "Invalid value: 2147483647: spec.successfulJobsHistoryLimit in body should be less than or equal to 1000"},
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.failedJobsHistoryLimit", Message: "Invalid value: 1001: spec.failedJobsHistoryLimit in body should be less than or equal to 1000"},
+		},
+	}, {
 		name: "ScheduledJob with a malformed at",
 		manifest: `
 apiVersion: batch.almanac.dev/v1alpha1

@@ -316,15 +316,28 @@ func convertTutorialCronJob(c *conversion, obj map[string]any) (map[string]any, 
 	if spec.Suspend != nil && *spec.Suspend {
 		out["suspend"] = true
 	}
-	if spec.SuccessfulJobsHistoryLimit != nil {
-		out["successfulJobsHistoryLimit"] = int64(*spec.SuccessfulJobsHistoryLimit)
-	}
-	if spec.FailedJobsHistoryLimit != nil {
-		out["failedJobsHistoryLimit"] = int64(*spec.FailedJobsHistoryLimit)
+	for _, h := range []struct {
+		field string
+		limit *int32
+	}{{"successfulJobsHistoryLimit", spec.SuccessfulJobsHistoryLimit}, {"failedJobsHistoryLimit", spec.FailedJobsHistoryLimit}} {
+		if h.limit == nil {
+			continue
+		}
+		kept := int64(*h.limit)
+		if most := int64(batchv1alpha1.MaxJobsHistoryLimit); kept > most {
+			c.note("%s %d → %d, almanac's maximum: the tutorial kept %d Jobs, almanac keeps %d", h.field, kept, most, kept, most)
+			kept = most
+		}
+		out[h.field] = kept
 	}
 	deadline := ""
 	if spec.StartingDeadlineSeconds != nil {
-		out["startingDeadlineSeconds"] = *spec.StartingDeadlineSeconds
+		seconds := *spec.StartingDeadlineSeconds
+		if most := batchv1alpha1.MaxStartingDeadlineSeconds; seconds > most {
+			c.note("startingDeadlineSeconds %d → %d, almanac's maximum (3650 days): a missed run still starts up to ten years late", seconds, most)
+			seconds = most
+		}
+		out["startingDeadlineSeconds"] = seconds
 	} else {
 		deadline = "; without startingDeadlineSeconds the tutorial started a missed run however late, almanac within 600 seconds (set startingDeadlineSeconds for more)"
 	}

@@ -492,6 +492,14 @@ spec:
 ---
 apiVersion: batch.tutorial.kubebuilder.io/v1
 kind: CronJob
+metadata: {name: forever}
+spec:
+  schedule: "0 3 * * *"
+  startingDeadlineSeconds: 9999999999
+  successfulJobsHistoryLimit: 5000` + jobTemplate + `
+---
+apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: CronJob
 metadata: {name: tz}
 spec:
   schedule: "TZ=Asia/Tokyo 0 9 * * *"` + jobTemplate + `
@@ -515,10 +523,22 @@ metadata: {name: bare}
 spec:
   schedule: "0 9 * * 1-5"
   timeZone: UTC` + jobTemplate + `
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: forever}
+spec:
+  schedule: "0 3 * * *"
+  timeZone: UTC
+  startingDeadlineSeconds: 315360000
+  successfulJobsHistoryLimit: 1000` + jobTemplate + `
 `,
 		notes: []string{
 			`CronJob ops/full: schedule "*/5 * * * *" in the controller's zone (UTC) → timeZone UTC`,
 			`CronJob bare: schedule "0 9 * * 1-5" in the controller's zone (UTC) → timeZone UTC; without startingDeadlineSeconds the tutorial started a missed run however late, almanac within 600 seconds (set startingDeadlineSeconds for more)`,
+			`CronJob forever: successfulJobsHistoryLimit 5000 → 1000, almanac's maximum: the tutorial kept 5000 Jobs, almanac keeps 1000`,
+			`CronJob forever: startingDeadlineSeconds 9999999999 → 315360000, almanac's maximum (3650 days): a missed run still starts up to ten years late`,
+			`CronJob forever: schedule "0 3 * * *" in the controller's zone (UTC) → timeZone UTC`,
 		},
 		errors: []string{`CronJob tz: cannot be converted: spec.schedule: "TZ=Asia/Tokyo 0 9 * * *" sets a time zone inside the schedule: remove "TZ=Asia/Tokyo" and set the schedule's time zone to "Asia/Tokyo" instead`},
 	}, {

@@ -57,14 +57,25 @@ which it will run. It uses the same time engine as the controller: time zones, d
 gaps and repeats, overlaps (largest minReplicas and largest maxReplicas), the baseline outside
 every window, and maxReplicas raised to minReplicas when needed.
 
+It previews only what admission admits. First it runs what almanac validate runs, in
+kubectl apply order, as a create now: strict decoding against almanac's CRDs, schema
+defaulting, the mutating webhook, the OpenAPI schema and CEL rules, and the validating webhook.
+Each refused object is reported on standard error with the lines almanac validate prints for it
+(the field, the value and the fix) and is not previewed; the admitted objects are previewed as
+they would be stored. Admission warnings are validate's to show.
+
 Schedules are matched to autoscalers in the same input by namespace and
 spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds
-are ignored. Schedules that cannot be evaluated are skipped with a warning on standard error.
+are ignored.
 
 Output: text (a timeline in UTC and in the time zones of each autoscaler's Schedules), json
 (contiguous segments over [from, to), UTC, adjacent segments with the same bounds and
 Schedules merged) or svg (a step chart of minReplicas and maxReplicas with the windows shaded
-and labelled, to open in a browser).`,
+and labelled, to open in a browser). Refusals and warnings go to standard error.
+
+Exit status: 0 when every almanac object is admitted and previewed, 1 when an object is
+refused by admission (the others are previewed), 2 for usage errors, unreadable files and
+malformed YAML.`,
 		Example: `  almanac preview -f examples/
   almanac preview -f deploy/ -R --from 2027-03-08T00:00:00Z --for 14d
   kustomize build overlays/prod | almanac preview -f - -o svg > week.svg`,
@@ -138,6 +149,12 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	if err != nil {
 		return err
 	}
+	// First what admission does: only what it admits is previewed, as it would be stored.
+	docs, refused, err := admit(context.Background(), docs, now)
+	if err != nil {
+		return err
+	}
+	writeRefused(stderr, refused)
 	report, warnings, err := Build(docs, rng)
 	if err != nil {
 		return err
@@ -147,12 +164,16 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	}
 	switch opts.output {
 	case "json":
-		return WriteJSON(stdout, report)
+		err = WriteJSON(stdout, report)
 	case "svg":
-		return WriteSVG(stdout, report)
+		err = WriteSVG(stdout, report)
 	default:
-		return WriteText(stdout, report)
+		err = WriteText(stdout, report)
 	}
+	if err == nil && len(refused) > 0 {
+		err = &manifest.ExitError{Code: ExitRefused}
+	}
+	return err
 }
 
 func parseRange(opts options, now time.Time) (Range, error) {

@@ -3,6 +3,7 @@ package preview
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the current output")
@@ -187,11 +190,16 @@ metadata: {name: ignored}
 `
 	var stdout, stderr bytes.Buffer
 	opts := options{files: []string{"-"}, from: "2027-01-04T00:00:00Z", duration: "1d", output: "json"}
-	if err := run(strings.NewReader(input), &stdout, &stderr, opts, time.Time{}); err != nil {
-		t.Fatal(err)
+	// The Schedule in an unknown zone is refused by admission, as almanac validate says, and
+	// not previewed; the others are, and the exit status says that something was refused.
+	err := run(strings.NewReader(input), &stdout, &stderr, opts, time.Time{})
+	var exit *manifest.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitRefused {
+		t.Fatalf("run = %v, want exit status %d", err, ExitRefused)
 	}
 	for _, want := range []string{
-		`Warning: Schedule default/broken is skipped: spec.timeZone: `,
+		"-#1: Schedule default/broken: rejected\n  error: spec.timeZone: Invalid value: \"Mars/Olympus\": ",
+		"1 object refused by admission and not previewed",
 		`Warning: Schedule other/orphan: its ScheduledPodAutoscaler "web" is not in the input`,
 	} {
 		if !strings.Contains(stderr.String(), want) {

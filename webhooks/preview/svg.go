@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/almanac-dev/almanac/api/timing"
 )
 
 // Layout of the SVG, in pixels.
@@ -220,24 +222,16 @@ func (s *svg) timeAxis(top, bottom float64) {
 func (s *svg) clockChanges(zones []*time.Location, top, bottom float64) {
 	row := 0
 	for _, loc := range zones {
-		for t := s.rng.From; ; {
-			before := t.In(loc)
-			_, end := before.ZoneBounds()
-			if end.IsZero() || !end.Before(s.rng.To) {
-				break
-			}
-			from, _ := before.Zone()
-			to, _ := end.In(loc).Zone()
-			x := s.x(end)
+		for _, c := range timing.ClockChanges(loc, s.rng.From, s.rng.To) {
+			x := s.x(c.At)
 			s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#6a1b9a" stroke-dasharray="5 3"/>`+"\n", x, top, x, bottom)
 			anchor, dx := "start", 3.0
 			if x > plotRight-220 {
 				anchor, dx = "end", -3
 			}
 			s.printf(`<text x="%.1f" y="%.1f" text-anchor="%s" font-size="10" fill="#6a1b9a">%s</text>`+"\n",
-				x+dx, top+chartHeight*0.45+float64(row%3)*12, anchor, escape(fmt.Sprintf("clocks change in %s: %s→%s", loc, from, to)))
+				x+dx, top+chartHeight*0.45+float64(row%3)*12, anchor, escape(fmt.Sprintf("clocks change in %s: %s→%s", loc, c.From, c.To)))
 			row++
-			t = end
 		}
 	}
 }

@@ -26,6 +26,19 @@ const (
 	DefaultStartingDeadlineSeconds    = int64(600)
 )
 
+// Maxima of the fields that the time engine and the reconcilers compute with, as the schema
+// states them (the kubebuilder markers repeat the numbers; TestSchemaMaxima checks them). Each
+// is far beyond what a user means, and far below where arithmetic would overflow; the
+// engine saturates anyway (timing.Deadline), so objects stored before a maximum existed
+// are read as the maximum would have them.
+const (
+	// MaxStartingDeadlineSeconds is 3650 days (about ten years): a run that late has been
+	// waited for "however late".
+	MaxStartingDeadlineSeconds = int64(315360000)
+	// MaxJobsHistoryLimit bounds successfulJobsHistoryLimit and failedJobsHistoryLimit.
+	MaxJobsHistoryLimit = int32(1000)
+)
+
 // MaxActive is how many running Jobs status.active lists (its MaxItems): the API server refuses
 // a status with more, so the reconcilers list the newest MaxActive and count the others in
 // status.activeOverflow.
@@ -47,7 +60,8 @@ type JobPolicy struct {
 	Suspend bool `json:"suspend,omitempty"`
 
 	// successfulJobsHistoryLimit is how many succeeded Jobs are kept; older ones are
-	// deleted. Default 3; 0 keeps none. Deleting a Job never makes its run happen again.
+	// deleted. Default 3; 0 keeps none; at most 1000. Deleting a Job never makes its run
+	// happen again.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
@@ -55,7 +69,7 @@ type JobPolicy struct {
 	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
 
 	// failedJobsHistoryLimit is how many failed Jobs are kept; older ones are deleted.
-	// Default 1; 0 keeps none.
+	// Default 1; 0 keeps none; at most 1000.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0

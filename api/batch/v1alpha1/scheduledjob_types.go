@@ -63,10 +63,12 @@ type ScheduledJobSpec struct {
 	// startingDeadlineSeconds is how late, in seconds after its nominal time, a run may
 	// still start. A one-shot that cannot start in time becomes Missed; a cron slot that
 	// cannot start in time is counted in status.missedRuns. After downtime only the latest
-	// missed slot within the deadline runs. Default 600.
+	// missed slot within the deadline runs. Default 600; at most 315360000 (3650 days, about
+	// ten years): to let a run start however late, write 315360000.
 	// +optional
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=315360000
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
 	JobPolicy `json:",inline"`

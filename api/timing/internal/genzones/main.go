@@ -1,40 +1,62 @@
-// Command genzones writes zz_generated_zones.go: the sorted list of zone names in the tz database
-// that Go embeds (time/tzdata), which package timing uses to give user input its canonical
-// spelling and to suggest close names for typos.
+// Command genzones writes package timing's copy of the tz database:
 //
-// The list is read from $GOROOT/lib/time/zoneinfo.zip, the same data time/tzdata embeds, so
-// rerun it (go generate ./api/timing) after upgrading Go.
+//   - zz_generated_zones.go: the sorted list of zone names, which package timing uses to give
+//     user input its canonical spelling and to suggest close names for typos;
+//   - zz_generated_tzdata.go: each zone's TZif data and the release of the tz database
+//     (TZDataVersion), which package timing loads zones from with time.LoadLocationFromTZData.
+//     The transitions that Go's "slim" data leaves to the zone's TZ string are written out up
+//     to 2038, as `zic -b fat` writes them (explicitUntil says why).
+//
+// Both are read from $GOROOT/lib/time/zoneinfo.zip, the data that time/tzdata embeds, and the
+// release from DATA= in $GOROOT/lib/time/update.bash, so rerun it (go generate ./api/timing)
+// after upgrading Go; TestGeneratedFilesAreCurrent fails until then.
+//
+// The engine keeps a copy of its own rather than calling time.LoadLocation, which reads the
+// ZONEINFO environment variable and the host's zoneinfo directories before the data that
+// time/tzdata embeds: `almanac validate` and `preview` on a CI host would then answer from
+// another tz release than the manager in its image, which has no zoneinfo.
 package main
 
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"go/format"
+	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
+// The files that genzones writes, in the directory it runs in (package timing).
+const (
+	zonesFile  = "zz_generated_zones.go"
+	tzdataFile = "zz_generated_tzdata.go"
+)
+
 func main() {
-	out := flag.String("out", "zz_generated_zones.go", "file to write")
+	dir := flag.String("dir", ".", "directory of package timing, to write the files into")
 	flag.Parse()
 
 	goroot, err := findGOROOT()
 	if err != nil {
 		log.Fatal(err)
 	}
-	src, err := render(goroot)
+	files, err := render(goroot)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil { //nolint:gosec // a generated Go source file, readable like the rest of the repository
-		log.Fatal(err)
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(*dir, name), src, 0o644); err != nil { //nolint:gosec // a generated Go source file, readable like the rest of the repository
+			log.Fatal(err)
+		}
 	}
 }
 
@@ -56,38 +78,128 @@ var excluded = map[string]bool{
 	"Factory": true, // a placeholder for machines whose zone was never set; its offset is "-00"
 }
 
-// render returns the generated Go source for the tz database under goroot.
-func render(goroot string) ([]byte, error) {
-	zipPath := filepath.Join(goroot, "lib", "time", "zoneinfo.zip")
+// zone is one zone of the tz database: its name and TZif data.
+type zone struct {
+	name string
+	data []byte
+}
+
+// render returns the generated Go sources for the tz database under goroot, by file name.
+func render(goroot string) (map[string][]byte, error) {
+	release, err := version(goroot)
+	if err != nil {
+		return nil, err
+	}
+	zones, err := readZones(filepath.Join(goroot, "lib", "time", "zoneinfo.zip"))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(zones))
+	for i, z := range zones {
+		names[i] = z.name
+	}
+	if err := checkCaseCollisions(names); err != nil {
+		return nil, err
+	}
+	zonesSrc, err := renderNames(names, release)
+	if err != nil {
+		return nil, err
+	}
+	tzdataSrc, err := renderData(zones, release)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{zonesFile: zonesSrc, tzdataFile: tzdataSrc}, nil
+}
+
+// readZones returns the zones of the zip, sorted by name, without the excluded ones.
+func readZones(zipPath string) ([]zone, error) {
 	r, err := zip.OpenReader(zipPath)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the tz database: %w", err)
 	}
 	defer r.Close()
 
-	var names []string
+	var zones []zone
 	for _, f := range r.File {
-		if f.FileInfo().IsDir() {
+		if f.FileInfo().IsDir() || excluded[f.Name] {
 			continue
 		}
-		if excluded[f.Name] {
-			continue
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s from the tz database: %w", f.Name, err)
 		}
-		names = append(names, f.Name)
+		data, err := io.ReadAll(rc)
+		if cerr := rc.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s from the tz database: %w", f.Name, err)
+		}
+		if data, err = expand(f.Name, data); err != nil {
+			return nil, fmt.Errorf("failed to write out the transitions of the tz database: %w", err)
+		}
+		zones = append(zones, zone{name: f.Name, data: data})
 	}
-	slices.Sort(names)
-	if err := checkCaseCollisions(names); err != nil {
-		return nil, err
+	if len(zones) == 0 {
+		return nil, errors.New("the tz database holds no zones")
 	}
+	slices.SortFunc(zones, func(a, b zone) int { return strings.Compare(a.name, b.name) })
+	return zones, nil
+}
 
+func header(release string) string {
+	return fmt.Sprintf("// Code generated by internal/genzones from Go's lib/time/zoneinfo.zip (tzdata %s). DO NOT EDIT.\n\npackage timing\n\n", release)
+}
+
+func renderNames(names []string, release string) ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// Code generated by internal/genzones from Go's lib/time/zoneinfo.zip%s. DO NOT EDIT.\n\n", version(goroot))
-	b.WriteString("package timing\n\n")
-	b.WriteString("// zoneNames lists, sorted, every zone name of the tz database that Go embeds (time/tzdata)\n")
-	b.WriteString("// except Factory. A name's spelling here is its canonical spelling.\n")
+	b.WriteString(header(release))
+	b.WriteString("// zoneNames lists, sorted, every zone name of the tz database that the engine embeds\n")
+	b.WriteString("// (zz_generated_tzdata.go) except Factory. A name's spelling here is its canonical spelling.\n")
 	b.WriteString("var zoneNames = []string{\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t%q,\n", n)
+	}
+	b.WriteString("}\n")
+	return format.Source(b.Bytes())
+}
+
+// renderData writes each distinct TZif data once, under the first zone name (in sorted order)
+// that has it; the other names that have the same data (links such as Asia/Calcutta →
+// Asia/Kolkata, and zones whose rules became the same) point to that name in zoneLinks. A
+// tz release that changes one zone changes the lines of that zone only.
+func renderData(zones []zone, release string) ([]byte, error) {
+	first := map[string]string{} // data → first name that has it
+	links := map[string]string{} // name → the name its data is kept under
+	var kept []zone
+	for _, z := range zones {
+		if name, ok := first[string(z.data)]; ok {
+			links[z.name] = name
+			continue
+		}
+		first[string(z.data)] = z.name
+		kept = append(kept, z)
+	}
+
+	var b bytes.Buffer
+	b.WriteString(header(release))
+	fmt.Fprintf(&b, "// TZDataVersion is the release of the tz database that the engine reads zones from: the\n")
+	fmt.Fprintf(&b, "// one that the Go release which generated this file embeds in time/tzdata.\n")
+	fmt.Fprintf(&b, "const TZDataVersion = %q\n\n", release)
+	b.WriteString("// zoneLinks maps a zone whose TZif data is the same as an earlier zone's (in sorted order) to\n")
+	b.WriteString("// that zone, under which zoneTZif keeps the data.\n")
+	b.WriteString("var zoneLinks = map[string]string{\n")
+	for _, z := range zones {
+		if target, ok := links[z.name]; ok {
+			fmt.Fprintf(&b, "\t%q: %q,\n", z.name, target)
+		}
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// zoneTZif holds the TZif data of every zone that zoneLinks does not map to another.\n")
+	b.WriteString("var zoneTZif = map[string]string{\n")
+	for _, z := range kept {
+		fmt.Fprintf(&b, "\t%q: %s,\n", z.name, strconv.QuoteToASCII(string(z.data)))
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())
@@ -109,16 +221,16 @@ func checkCaseCollisions(names []string) error {
 
 var dataVersion = regexp.MustCompile(`(?m)^DATA=(\S+)$`)
 
-// version returns " (tzdata 2025c)" as recorded by lib/time/update.bash, or "" if it cannot
-// be found; it only documents the generated file.
-func version(goroot string) string {
+// version returns the tz release that lib/time/update.bash records ("2025c"): `almanac
+// --version` names it, so that two binaries that answer differently can be told apart.
+func version(goroot string) (string, error) {
 	script, err := os.ReadFile(filepath.Join(goroot, "lib", "time", "update.bash")) //nolint:gosec // a file of the Go installation that builds this
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("failed to read the tz release: %w", err)
 	}
 	m := dataVersion.FindSubmatch(script)
 	if m == nil {
-		return ""
+		return "", errors.New("lib/time/update.bash names no tz release (DATA=)")
 	}
-	return fmt.Sprintf(" (tzdata %s)", m[1])
+	return string(m[1]), nil
 }
