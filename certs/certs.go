@@ -63,7 +63,6 @@ const (
 	DefaultCADuration           = 365 * 24 * time.Hour
 	DefaultLeafDuration         = 7 * 24 * time.Hour
 	serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-	fieldManager                = "almanac"
 	// skewMargin is added to the leaf lifetime when deciding how long a replaced CA stays in
 	// the bundle.
 	skewMargin = time.Hour

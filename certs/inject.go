@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/almanac-dev/almanac/api/index"
 )
 
 // caKey is the key of the CA certificate in the CA Secret (cert-manager's layout: ca.crt,
@@ -135,7 +137,7 @@ func (i *injector) sync(ctx context.Context) (time.Duration, error) {
 		for k := range c.Webhooks {
 			c.Webhooks[k].ClientConfig.CABundle = bundle
 		}
-		if _, err := i.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, c, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		if _, err := i.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, c, metav1.UpdateOptions{FieldManager: index.FieldManager}); err != nil {
 			return 0, fmt.Errorf("failed to update MutatingWebhookConfiguration %s: %w", c.Name, err)
 		}
 		i.log.Info("Wrote the CA bundle", "MutatingWebhookConfiguration", klog.KObj(c), "cas", len(desired))
@@ -145,7 +147,7 @@ func (i *injector) sync(ctx context.Context) (time.Duration, error) {
 		for k := range c.Webhooks {
 			c.Webhooks[k].ClientConfig.CABundle = bundle
 		}
-		if _, err := i.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Update(ctx, c, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		if _, err := i.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Update(ctx, c, metav1.UpdateOptions{FieldManager: index.FieldManager}); err != nil {
 			return 0, fmt.Errorf("failed to update ValidatingWebhookConfiguration %s: %w", c.Name, err)
 		}
 		i.log.Info("Wrote the CA bundle", "ValidatingWebhookConfiguration", klog.KObj(c), "cas", len(desired))

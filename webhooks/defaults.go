@@ -24,9 +24,6 @@ import (
 // the HorizontalPodAutoscaler of a ScheduledPodAutoscaler aims at when no metric is given.
 const DefaultCPUUtilization = int32(80)
 
-// appsKinds are the scale targets whose apiVersion is filled in when omitted.
-var appsKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "ReplicaSet": true}
-
 // DefaultScheduledPodAutoscaler fills in the baseline HorizontalPodAutoscaler spec:
 // minReplicas 1, an 80 % average CPU utilization metric when there is no metric, and
 // scaleTargetRef.apiVersion apps/v1 for a Deployment, StatefulSet or ReplicaSet; and
@@ -48,8 +45,8 @@ func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscal
 			},
 		}}
 	}
-	if hpa.ScaleTargetRef.APIVersion == "" && appsKinds[hpa.ScaleTargetRef.Kind] {
-		hpa.ScaleTargetRef.APIVersion = "apps/v1"
+	if hpa.ScaleTargetRef.APIVersion == "" {
+		hpa.ScaleTargetRef.APIVersion = autoscalingv1alpha1.DefaultScaleTargetAPIVersion(hpa.ScaleTargetRef.Kind)
 	}
 	if spa.Spec.OverlapPolicy == "" {
 		spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax

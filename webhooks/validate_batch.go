@@ -102,7 +102,7 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 	trigger := ej.Spec.Trigger
 	triggerChanged := old == nil || old.Spec.Trigger != trigger
 	namePath := specPath.Child("trigger", "name")
-	if trigger.Kind == batchv1alpha1.TriggerKindEventJob && trigger.Name == ej.Name && triggerChanged {
+	if ej.TriggersOnItself() && triggerChanged {
 		errs = append(errs, field.Invalid(namePath, trigger.Name,
 			"an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; trigger on the Job, CronJob, ScheduledJob or EventJob that should start it"))
 	}
@@ -162,7 +162,7 @@ func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChain
 			"trigger this EventJob, or one of the EventJobs between, on an object nearer the start of the chain (the Job, CronJob or ScheduledJob that starts it), "+
 			"so that no EventJob is more than %d from the start",
 		p.Chain[0], plural(p.Below, "EventJob"), p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast), batchv1alpha1.MaxTriggerChain)
-	if ej.Spec.Trigger.Kind == batchv1alpha1.TriggerKindEventJob {
+	if ej.TriggersOnEventJob() {
 		return field.Invalid(namePath, ej.Spec.Trigger.Name, detail)
 	}
 	// Its own trigger is no EventJob: what lengthens the chain below is that it exists, under

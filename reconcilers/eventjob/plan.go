@@ -76,8 +76,7 @@ type plan struct {
 // unhandled: once the chain is fixed (by changing a trigger on it), they start their runs.
 func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, chain *batchv1alpha1.TriggerChainError, now time.Time) plan {
 	var p plan
-	t := &ej.Spec.Trigger
-	if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
+	if ej.TriggersOnItself() {
 		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
 		return p
 	}
@@ -104,7 +103,7 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cha
 			handled[uid] = true
 		}
 	}
-	tt := t.EffectiveType()
+	tt := ej.Spec.Trigger.EffectiveType()
 	for _, j := range upstream {
 		o := jobs.OutcomeOf(j)
 		if !fires(tt, o) || o.Time.Before(p.watermark.Time.Time) || handled[j.UID] || jobs.IsControlledBy(j, ej) {

@@ -19,11 +19,6 @@ import (
 	"github.com/almanac-dev/almanac/api/index"
 )
 
-// FieldManager is the field manager under which almanac writes: the status of its objects, and
-// the HorizontalPodAutoscaler fields that the ScheduledPodAutoscaler reconciler applies. The
-// manager's cache keeps its managedFields entries (api/index).
-const FieldManager = index.FieldManager
-
 // Base is what every almanac reconciler holds: a client for the cache and for writes, a reader
 // around the cache, the clock, the event recorder and the controller's options.
 type Base struct {
@@ -117,7 +112,7 @@ func (b *Base) writeStatus(ctx context.Context, controller, kind string, obj, ch
 		b.Lanes.WaitUnderWay(ctx, controller, MaxRecordWait)
 		defer b.Lanes.Recording()()
 	}
-	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
+	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(index.FieldManager))
 	b.recordWritten(changed, err)
 	if err != nil {
 		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)

@@ -12,23 +12,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
-
-// FieldManager is the server-side apply field manager under which almanac writes the
-// HorizontalPodAutoscaler. It owns exactly the fields in desiredHPA and nothing else, so
-// labels, annotations or a behavior set by someone else (kubectl, a GitOps tool) stay
-// theirs.
-const FieldManager = jobs.FieldManager
-
-// defaultAPIVersions are the scaleTargetRef.apiVersion of the workload kinds that
-// horizontalPodAutoscalerSpec documents a default for.
-var defaultAPIVersions = map[string]string{"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}
 
 // desiredHPA is the apply configuration of the HorizontalPodAutoscaler of spa with bounds b:
 // the controller ownerReference, and the baseline spec's scaleTargetRef, metrics and
-// behavior (only those that the spec sets) with minReplicas and maxReplicas replaced.
+// behavior (only those that the spec sets) with minReplicas and maxReplicas replaced. Applied
+// under index.FieldManager, almanac owns exactly these fields, so labels, annotations or a
+// behavior set by someone else (kubectl, a GitOps tool) stay theirs.
 func desiredHPA(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, b timing.Bounds) (*autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration, error) {
 	// The typed spec and its apply configuration have the same JSON form; going through
 	// JSON keeps every field that the spec leaves out (omitempty) out of the apply, so
@@ -44,8 +36,10 @@ func desiredHPA(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, b timing.Bounds
 	spec.WithMinReplicas(b.Min).WithMaxReplicas(b.Max)
 	// The HPA API requires scaleTargetRef.apiVersion; admission defaults it for the
 	// built-in workload kinds, and so does this, for objects stored without the webhook.
-	if ref := spec.ScaleTargetRef; ref != nil && ptr.Deref(ref.APIVersion, "") == "" && defaultAPIVersions[ptr.Deref(ref.Kind, "")] != "" {
-		ref.WithAPIVersion(defaultAPIVersions[*ref.Kind])
+	if ref := spec.ScaleTargetRef; ref != nil && ptr.Deref(ref.APIVersion, "") == "" {
+		if v := autoscalingv1alpha1.DefaultScaleTargetAPIVersion(ptr.Deref(ref.Kind, "")); v != "" {
+			ref.WithAPIVersion(v)
+		}
 	}
 
 	gvk := autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler")
@@ -92,7 +86,7 @@ func upToDate(hpa *autoscalingv2.HorizontalPodAutoscaler, want *autoscalingv2ac.
 	if err != nil || !covers(wantTree, liveTree) {
 		return false
 	}
-	owned, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(hpa, FieldManager)
+	owned, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(hpa, index.FieldManager)
 	if err != nil {
 		return false
 	}

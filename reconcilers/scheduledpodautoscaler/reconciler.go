@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
@@ -196,7 +197,7 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 		return hpaState{}, nil
 	}
 	returned := r.Lanes.Landing(controllerName, key, hpaKind, key)
-	if err := r.Client.Apply(ctx, want, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, want, client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
 		returned("")
 		err = fmt.Errorf("failed to apply HorizontalPodAutoscaler %s: %w", klog.KObj(spa), err)
 		return hpaState{applyErr: err}, err
@@ -416,7 +417,7 @@ func writtenByAlmanac(old, obj client.Object) bool {
 // almanacEntry returns almanac's apply entry of obj's managedFields (for the spec), or nil.
 func almanacEntry(obj client.Object) *metav1.ManagedFieldsEntry {
 	for _, e := range obj.GetManagedFields() {
-		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+		if e.Manager == index.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
 			return &e
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scaling"
 )
 
@@ -34,7 +35,7 @@ func TestHPAChangedIgnoresAlmanacsOwnWrites(t *testing.T) {
 	bounds := metav1.NewFieldsV1(`{"f:spec":{"f:maxReplicas":{},"f:minReplicas":{}}}`)
 	fewer := metav1.NewFieldsV1(`{"f:spec":{"f:maxReplicas":{}}}`)
 	ours := func(t *metav1.Time, f *metav1.FieldsV1) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "autoscaling/v2", Time: t, FieldsV1: f}
+		return metav1.ManagedFieldsEntry{Manager: index.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "autoscaling/v2", Time: t, FieldsV1: f}
 	}
 	theirs := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(9)}
 	hpa := func(minReplicas int32, entries ...metav1.ManagedFieldsEntry) *autoscalingv2.HorizontalPodAutoscaler {

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/api/index"
 )
 
 // boundaryTolerance is how late after a boundary the HPA may be observed with the new
@@ -276,7 +276,7 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 	if owned := managerOf(hpa, "kubectl-edit"); !strings.Contains(owned, "f:behavior") || !strings.Contains(owned, "f:team") {
 		t.Errorf("kubectl-edit no longer manages its fields: %s", owned)
 	}
-	if owned := managerOf(hpa, scheduledpodautoscaler.FieldManager); strings.Contains(owned, "f:behavior") || strings.Contains(owned, "f:labels") {
+	if owned := managerOf(hpa, index.FieldManager); strings.Contains(owned, "f:behavior") || strings.Contains(owned, "f:labels") {
 		t.Errorf("almanac took fields it does not set: %s", owned)
 	}
 

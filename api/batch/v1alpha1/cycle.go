@@ -82,7 +82,7 @@ func CheckTriggerChain(ej *EventJob, get func(name string) (*EventJob, error), f
 // chainAbove walks up from ej and returns its chain (ej's name first), or the problem.
 func chainAbove(ej *EventJob, get func(name string) (*EventJob, error)) ([]string, *TriggerChainError, error) {
 	path := []string{ej.Name}
-	if !triggersOnEventJob(ej) {
+	if !ej.TriggersOnEventJob() {
 		return path, nil, nil
 	}
 	seen := map[string]bool{ej.Name: true}
@@ -107,7 +107,7 @@ func chainAbove(ej *EventJob, get func(name string) (*EventJob, error)) ([]strin
 			return path, tooLong(path, false), nil
 		}
 		path = append(path, next)
-		if !triggersOnEventJob(up) {
+		if !up.TriggersOnEventJob() {
 			return path, tooLong(path, false), nil
 		}
 		next = up.Spec.Trigger.Name
@@ -146,7 +146,7 @@ func chainBelow(ej *EventJob, up []string, followers func(name string) ([]*Event
 			}
 			slices.SortFunc(list, func(a, b *EventJob) int { return strings.Compare(a.Name, b.Name) })
 			for _, f := range list {
-				if seen[f.Name] || f.DeletionTimestamp != nil || !triggersOnEventJob(f) || f.Spec.Trigger.Name != name {
+				if seen[f.Name] || f.DeletionTimestamp != nil || !f.TriggersOnEventJob() || f.Spec.Trigger.Name != name {
 					continue // a cycle (its EventJobs start no Job), or not a follower after all
 				}
 				seen[f.Name] = true
@@ -166,8 +166,17 @@ func chainBelow(ej *EventJob, up []string, followers func(name string) ([]*Event
 	return nil, nil
 }
 
-func triggersOnEventJob(ej *EventJob) bool {
+// TriggersOnEventJob reports whether ej's trigger is an EventJob: ej is then on a chain of
+// EventJob triggers (CheckTriggerChain).
+func (ej *EventJob) TriggersOnEventJob() bool {
 	return ej.Spec.Trigger.Kind == TriggerKindEventJob && ej.Spec.Trigger.Group() == GroupVersion.Group
+}
+
+// TriggersOnItself reports whether ej's trigger names ej itself, so that each of its Jobs
+// would start another one, forever: admission refuses it, and the reconciler starts no Job
+// for it.
+func (ej *EventJob) TriggersOnItself() bool {
+	return ej.TriggersOnEventJob() && ej.Spec.Trigger.Name == ej.Name
 }
 
 // TriggerCycle returns the names along the cycle of EventJob triggers that ej is on, starting
