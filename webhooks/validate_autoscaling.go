@@ -20,6 +20,15 @@ import (
 
 var specPath = field.NewPath("spec")
 
+// enginePath is the field path of a problem the time engine found in a spec's timing fields.
+func enginePath(fe timing.FieldError) *field.Path {
+	p := specPath.Child(fe.Field)
+	if fe.Index != nil {
+		p = p.Index(*fe.Index)
+	}
+	return p
+}
+
 // maxOverlapReports bounds the overlaps reported for one Schedule, as errors or warnings.
 const maxOverlapReports = 3
 
@@ -41,7 +50,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 
 	window, ferrs := s.Spec.Timing().Compile()
 	for _, fe := range ferrs {
-		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
+		v.fail(field.Invalid(enginePath(fe), fe.Value, fe.Detail))
 	}
 	if window == nil {
 		return v.result()

@@ -33,7 +33,7 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 
 	sched, ferrs := spec.Timing().Compile()
 	for _, fe := range ferrs {
-		v.fail(field.Invalid(specPath.Child(fe.Field), fe.Value, fe.Detail))
+		v.fail(field.Invalid(enginePath(fe), fe.Value, fe.Detail))
 	}
 	switch {
 	case sched == nil:

@@ -153,8 +153,8 @@ func TestDaysOfWeekCanonicalAndErrors(t *testing.T) {
 			name: "a misspelt day names its index",
 			spec: Spec{Type: TypeDaily, StartTime: "09:00", EndTime: "17:00", DaysOfWeek: []string{"Monday", "Fryday", ""}},
 			want: []FieldError{
-				{Field: "daysOfWeek[1]", Value: "Fryday", Detail: `"Fryday" is not a day of the week (did you mean "Friday"?): expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`},
-				{Field: "daysOfWeek[2]", Value: "", Detail: `a day of the week is required: expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`},
+				{Field: "daysOfWeek", Index: new(1), Value: "Fryday", Detail: `"Fryday" is not a day of the week (did you mean "Friday"?): expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`},
+				{Field: "daysOfWeek", Index: new(2), Value: "", Detail: `a day of the week is required: expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`},
 			},
 		},
 		{

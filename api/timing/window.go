@@ -54,17 +54,25 @@ const (
 	FieldDuration       = "duration"
 )
 
-// FieldError is a problem with one field of a Spec. Webhooks map Field to their field path
-// and report Detail as the message.
+// FieldError is a problem with one field of a Spec. Webhooks map Field and Index to their
+// field path (Child(Field), then Index(*Index)) and report Detail as the message.
 type FieldError struct {
-	// Field is one of the Field* constants; for an item of a list it is followed by the
-	// item's index, "daysOfWeek[2]", as in a field path.
-	Field  string
+	Field  string // one of the Field* constants
+	Index  *int   // the item of Field's list (daysOfWeek) that is wrong; nil for the whole field
 	Value  string // the value as given
 	Detail string // what was wrong, what was expected, and how to fix it
 }
 
-func (e FieldError) Error() string { return e.Field + ": " + e.Detail }
+// Path is the field's path below the spec, as a field path writes it: "timeZone",
+// "daysOfWeek[2]".
+func (e FieldError) Path() string {
+	if e.Index == nil {
+		return e.Field
+	}
+	return fmt.Sprintf("%s[%d]", e.Field, *e.Index)
+}
+
+func (e FieldError) Error() string { return e.Path() + ": " + e.Detail }
 
 // Join returns errs as one error whose message writes each "<prefix><field>: <detail>",
 // separated by "; " (prefix is the path of the spec, e.g. "spec."), or nil when errs is
@@ -75,7 +83,7 @@ func Join(prefix string, errs []FieldError) error {
 	}
 	msgs := make([]string, 0, len(errs))
 	for _, e := range errs {
-		msgs = append(msgs, prefix+e.Field+": "+e.Detail)
+		msgs = append(msgs, prefix+e.Path()+": "+e.Detail)
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
@@ -260,7 +268,7 @@ func (s Spec) compile() (*Window, []FieldError) {
 			for i, d := range s.DaysOfWeek {
 				day, err := ParseWeekday(d)
 				if err != nil {
-					fail(fmt.Sprintf("%s[%d]", FieldDaysOfWeek, i), d, err)
+					errs = append(errs, FieldError{Field: FieldDaysOfWeek, Index: &i, Value: d, Detail: err.Error()})
 					continue
 				}
 				w.days |= 1 << day

@@ -124,7 +124,7 @@ func convertDKuroSchedule(c *conversion, obj map[string]any) (map[string]any, er
 		}
 		msgs := make([]string, 0, len(errs))
 		for _, e := range errs {
-			msgs = append(msgs, "spec."+e.Field+": "+e.Detail)
+			msgs = append(msgs, "spec."+e.Path()+": "+e.Detail)
 		}
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
