@@ -273,32 +273,17 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	// their whole report (status and events); the Job owners write their status in the
 	// reconcile that started the run (it records the run), after the other objects' urgent
 	// writes (jobs.Base.WriteRecord), and hold back their events.
-	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
-	sj := scheduledjob.New(mgr, clk)
-	sj.Lanes = lanes
-	sj.Recorder = lanes.Events(sj.Recorder, mgr.GetScheme())
-	sj.Options.MaxConcurrentReconciles = opts.workers.scheduledJob
-	if err := sj.SetupWithManager(mgr); err != nil {
+	lanes := jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay))
+	if err := scheduledjob.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.scheduledJob)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
-	ej := eventjob.New(mgr, clk)
-	ej.Lanes = lanes
-	ej.Recorder = lanes.Events(ej.Recorder, mgr.GetScheme())
-	ej.Options.MaxConcurrentReconciles = opts.workers.eventJob
-	if err := ej.SetupWithManager(mgr); err != nil {
+	if err := eventjob.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.eventJob)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
 	}
-	spa := scheduledpodautoscaler.New(mgr, clk)
-	spa.Lanes = lanes
-	spa.Options.MaxConcurrentReconciles = opts.workers.scheduledPodAutoscaler
-	if err := spa.SetupWithManager(mgr); err != nil {
+	if err := scheduledpodautoscaler.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.scheduledPodAutoscaler)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
 	}
-	scheduleReconciler := schedule.New(mgr, clk)
-	scheduleReconciler.Lanes = lanes
-	scheduleReconciler.Options.MaxConcurrentReconciles = opts.workers.schedule
-	scheduleReconciler.EvaluationErrors = scheduledpodautoscaler.ScheduleEvaluationErrors()
-	if err := scheduleReconciler.SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, jobs.WithWorkers(opts.workers.schedule)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
 	}
 

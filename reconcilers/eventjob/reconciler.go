@@ -44,9 +44,14 @@ type Reconciler struct {
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
-func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	b := jobs.NewBase(mgr, clk, "almanac-eventjob")
+//
+// With Lanes (jobs.WithLanes) its events wait behind the urgent writes of an instant.
+func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...jobs.Option) *Reconciler {
+	b := jobs.NewBase(mgr, clk, "almanac-eventjob", opts...)
 	b.Records = jobs.NewRecords()
+	if b.Lanes != nil {
+		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
+	}
 	return &Reconciler{Base: b}
 }
 

@@ -50,14 +50,37 @@ type Base struct {
 }
 
 // NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
-// recorderName, and tells time with clk.
-func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string) Base {
-	return Base{
+// recorderName, tells time with clk, and has opts applied in order.
+func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string, opts ...Option) Base {
+	b := Base{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Clock:     clk,
 		Recorder:  ShortNotes(mgr.GetEventRecorder(recorderName)),
 	}
+	for _, o := range opts {
+		o(&b)
+	}
+	return b
+}
+
+// An Option sets up a reconciler's Base when it is built: each reconciler's New takes them,
+// so that a reconciler is whole once New returns.
+type Option func(*Base)
+
+// WithLanes shares l among the reconcilers (the manager shares one).
+func WithLanes(l *Lanes) Option { return func(b *Base) { b.Lanes = l } }
+
+// WithWorkers sets how many objects the controller reconciles at once (else its default).
+func WithWorkers(n int) Option { return func(b *Base) { b.Options.MaxConcurrentReconciles = n } }
+
+// WithControllerOptions sets the controller's options (tests: a queue on a fake clock, no
+// check for unique controller names); a WithWorkers after it sets the workers.
+func WithControllerOptions(o controller.Options) Option { return func(b *Base) { b.Options = o } }
+
+// WithClient wraps the client the reconciler reads the cache and writes with (tests: faults).
+func WithClient(wrap func(client.Client) client.Client) Option {
+	return func(b *Base) { b.Client = wrap(b.Client) }
 }
 
 // ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted

@@ -58,10 +58,10 @@ type Reconciler struct {
 	EvaluationErrors prometheus.Counter
 }
 
-// New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
-// clk.
-func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-schedule")}
+// New returns a Reconciler that uses mgr's clients and event recorder, takes "now" from clk
+// and counts the Schedules it cannot evaluate with evaluationErrors (nil: not counted).
+func New(mgr ctrl.Manager, clk clock.PassiveClock, evaluationErrors prometheus.Counter, opts ...jobs.Option) *Reconciler {
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-schedule", opts...), EvaluationErrors: evaluationErrors}
 }
 
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch

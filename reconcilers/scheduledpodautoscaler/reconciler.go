@@ -102,8 +102,8 @@ const hpaKind = "HorizontalPodAutoscaler"
 
 // New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
 // clk.
-func New(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledpodautoscaler")}
+func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...jobs.Option) *Reconciler {
+	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledpodautoscaler", opts...)}
 }
 
 // The HPA's ownerReference sets blockOwnerDeletion, which clusters with the

@@ -277,19 +277,18 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		SkipNameValidation: ptr.To(true),
 		NewQueue:           clk.newQueue,
 	}
-	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay) // as the manager binary shares one
-	sj := scheduledjob.New(mgr, clk)
-	sj.Options, sj.Lanes = opts, lanes
-	ej := eventjob.New(mgr, clk)
-	ej.Options, ej.Lanes = opts, lanes
+	with := []jobs.Option{
+		jobs.WithControllerOptions(opts),
+		jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)), // as the manager binary shares one
+	}
 	if f != nil {
-		sj.Client = flakyClient{sj.Client, f}
-		ej.Client = flakyClient{ej.Client, f}
+		with = append(with, jobs.WithClient(func(c client.Client) client.Client { return flakyClient{c, f} }))
 	}
 	if onCreate != nil {
-		sj.Client = createHook{sj.Client, onCreate}
-		ej.Client = createHook{ej.Client, onCreate}
+		with = append(with, jobs.WithClient(func(c client.Client) client.Client { return createHook{c, onCreate} }))
 	}
+	sj := scheduledjob.New(mgr, clk, with...)
+	ej := eventjob.New(mgr, clk, with...)
 	if err := sj.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -94,18 +94,15 @@ type managerOpts struct {
 func startManagerOpts(t testing.TB, clk clock.PassiveClock, o managerOpts, namespaces ...string) (stop func()) {
 	t.Helper()
 	mgr := newManager(t, namespaces...)
-	c := mgr.GetClient()
+	lanes := jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay))
+	spaOpts := []jobs.Option{lanes, jobs.WithWorkers(o.workers)}
 	if o.wrap != nil {
-		c = o.wrap(c)
+		spaOpts = append(spaOpts, jobs.WithClient(o.wrap))
 	}
-	base := jobs.NewBase(mgr, clk, "almanac")
-	base.Client, base.Lanes = c, jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
-	base.Options.MaxConcurrentReconciles = o.workers
-	if err := (&scheduledpodautoscaler.Reconciler{Base: base}).SetupWithManager(mgr); err != nil {
+	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	base.Client = mgr.GetClient()
-	if err := (&schedule.Reconciler{Base: base, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}).SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, jobs.WithWorkers(o.workers)).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)
