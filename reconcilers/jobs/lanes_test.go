@@ -28,17 +28,17 @@ func TestLanes(t *testing.T) {
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	clk := clocktesting.NewFakeClock(boundary.Add(-time.Minute))
 	l := NewLanes(clk, 50*time.Millisecond)
-	wake := l.channel("schedule")
+	wake := wakes(l, "schedule")
 
 	l.Expect("scheduledpodautoscaler", key("a"), boundary)
 	l.Expect("scheduledpodautoscaler", key("b"), boundary)
 	l.Expect("scheduledpodautoscaler", key("c"), boundary.Add(time.Hour))
-	if l.Defer("schedule", key("s1")) {
+	if !l.Defer("schedule", key("s1")).IsZero() {
 		t.Fatal("a report before the boundary was deferred")
 	}
 
 	clk.SetTime(boundary)
-	if !l.Defer("schedule", key("s1")) || !l.Defer("schedule", key("s2")) {
+	if l.Defer("schedule", key("s1")).IsZero() || l.Defer("schedule", key("s2")).IsZero() {
 		t.Fatal("reports were not deferred while HPA writes are due")
 	}
 	doneA := l.Urgent("scheduledpodautoscaler", key("a"))
@@ -46,16 +46,16 @@ func TestLanes(t *testing.T) {
 	doneA()
 	doneA() // idempotent
 	select {
-	case ev := <-wake:
-		t.Fatalf("woke %s while an HPA write is under way", ev.Object.GetName())
+	case key := <-wake:
+		t.Fatalf("woke %s while an HPA write is under way", key.Name)
 	case <-time.After(20 * time.Millisecond):
 	}
 	doneB()
 	var woken []string
 	for len(woken) < 2 {
 		select {
-		case ev := <-wake:
-			woken = append(woken, ev.Object.GetNamespace()+"/"+ev.Object.GetName())
+		case key := <-wake:
+			woken = append(woken, key.String())
 		case <-time.After(5 * time.Second):
 			t.Fatalf("woke %v after the last HPA write, want both deferred reports", woken)
 		}
@@ -64,26 +64,26 @@ func TestLanes(t *testing.T) {
 	if diff := cmp.Diff([]string{"ns/s1", "ns/s2"}, woken); diff != "" {
 		t.Errorf("woken (-want +got):\n%s", diff)
 	}
-	if l.Defer("schedule", key("s3")) {
+	if !l.Defer("schedule", key("s3")).IsZero() {
 		t.Error("a report was deferred after every HPA write of the boundary was done")
 	}
 
 	// c is due an hour later and never comes (its autoscaler was deleted): the reports wait
 	// for it at most maxDelay.
 	clk.SetTime(boundary.Add(time.Hour))
-	if !l.Defer("schedule", key("s4")) {
+	if l.Defer("schedule", key("s4")).IsZero() {
 		t.Fatal("a report was not deferred while an HPA write is due")
 	}
 	clk.SetTime(boundary.Add(time.Hour + 50*time.Millisecond))
 	select {
-	case ev := <-wake:
-		if ev.Object.GetName() != "s4" {
-			t.Errorf("woke %s, want s4", ev.Object.GetName())
+	case key := <-wake:
+		if key.Name != "s4" {
+			t.Errorf("woke %s, want s4", key.Name)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deferred report was not woken after maxDelay")
 	}
-	if l.Defer("schedule", key("s5")) {
+	if !l.Defer("schedule", key("s5")).IsZero() {
 		t.Error("an urgent write that never came still holds the reports after maxDelay")
 	}
 
@@ -92,7 +92,7 @@ func TestLanes(t *testing.T) {
 	l.Forget("scheduledpodautoscaler", key("d"))
 	l.Expect("scheduledjob", key("e"), clk.Now())
 	l.Expect("scheduledjob", key("e"), time.Time{})
-	if l.Defer("schedule", key("s6")) {
+	if !l.Defer("schedule", key("s6")).IsZero() {
 		t.Error("a forgotten urgent write holds the reports")
 	}
 
@@ -101,7 +101,7 @@ func TestLanes(t *testing.T) {
 	cold := l.Urgent("scheduledpodautoscaler", key("f"))
 	l.Expect("scheduledpodautoscaler", key("g"), clk.Now().Add(time.Minute))
 	early := l.Urgent("scheduledpodautoscaler", key("g"))
-	if l.Defer("schedule", key("s7")) {
+	if !l.Defer("schedule", key("s7")).IsZero() {
 		t.Error("a report was deferred behind writes that no instant called for")
 	}
 	cold()
@@ -110,9 +110,19 @@ func TestLanes(t *testing.T) {
 	var none *Lanes
 	none.Expect("scheduledpodautoscaler", key("a"), clk.Now())
 	none.Urgent("scheduledpodautoscaler", key("a"))()
-	if none.Defer("schedule", key("s1")) {
+	if !none.Defer("schedule", key("s1")).IsZero() {
 		t.Error("nil Lanes deferred a report")
 	}
+}
+
+// wakes returns the channel on which l wakes the deferred reconciles of controller, as its
+// Wake source adds them to the controller's queue.
+func wakes(l *Lanes, controller string) <-chan types.NamespacedName {
+	ch := make(chan types.NamespacedName, 1024)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wake[controller] = func(key types.NamespacedName) { ch <- key }
+	return ch
 }
 
 // recordedEvents is an events.EventRecorder that keeps the notes it was given.
@@ -268,13 +278,13 @@ func TestLanesWaitUnderWay(t *testing.T) {
 	doneB()
 	mustReturn(w2, "when the last Job was done")
 
-	// A Job that stays under way: at most maxWait, or until the context is done.
+	// A Job that stays under way: at most maxWait (on the clock), or until the context is done.
 	doneC := urgent("c")
-	start := time.Now()
-	mustReturn(wait(ctx, "scheduledjob", 30*time.Millisecond), "after maxWait")
-	if waited := time.Since(start); waited < 30*time.Millisecond {
-		t.Errorf("WaitUnderWay returned after %s, before maxWait", waited)
-	}
+	w := wait(ctx, "scheduledjob", 30*time.Millisecond)
+	clk.Step(29 * time.Millisecond)
+	mustWait(w, "before maxWait")
+	clk.Step(time.Millisecond)
+	mustReturn(w, "after maxWait")
 	cctx, cancel := context.WithCancel(ctx)
 	w4 := wait(cctx, "scheduledjob", time.Hour)
 	mustWait(w4, "while a Job is under way")
@@ -297,16 +307,16 @@ func TestLanesForgetWakesReports(t *testing.T) {
 	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	l := NewLanes(clocktesting.NewFakeClock(boundary), time.Hour)
-	wake := l.channel("schedule")
+	wake := wakes(l, "schedule")
 	l.Expect("scheduledpodautoscaler", key("gone"), boundary)
-	if !l.Defer("schedule", key("s")) {
+	if l.Defer("schedule", key("s")).IsZero() {
 		t.Fatal("a report was not deferred while an HPA write is due")
 	}
 	l.Forget("scheduledpodautoscaler", key("gone"))
 	select {
-	case ev := <-wake:
-		if ev.Object.GetName() != "s" {
-			t.Errorf("woke %s, want s", ev.Object.GetName())
+	case key := <-wake:
+		if key.Name != "s" {
+			t.Errorf("woke %s, want s", key.Name)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deferred report was not woken when the write it waited for was forgotten")
@@ -333,7 +343,7 @@ func TestLanesLanding(t *testing.T) {
 	busy := func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.busyLocked()
+		return l.busyLocked(l.clock.Now())
 	}
 
 	// Not urgent (no instant called for it): nothing waits for its sighting.
@@ -375,21 +385,19 @@ func TestLanesLanding(t *testing.T) {
 		t.Fatalf("recorded %q after every write was seen, want the held event", got)
 	}
 
-	// A sighting that never comes holds the reports MaxLandingWait.
+	// A sighting that never comes holds the reports MaxLandingWait (on the clock).
 	clk.SetTime(boundary.Add(time.Hour))
 	l.Expect(spa, key("e"), clk.Now())
 	doneE := l.Urgent(spa, key("e"))
-	start := time.Now()
 	l.Landing(spa, key("e"), hpa, key("e"))("9")
 	doneE()
-	for busy() {
-		if time.Since(start) > 10*MaxLandingWait {
-			t.Fatal("the reports still wait for a sighting that never came")
-		}
-		time.Sleep(10 * time.Millisecond)
+	clk.Step(MaxLandingWait - time.Millisecond)
+	if !busy() {
+		t.Fatal("the reports stopped waiting for a sighting before MaxLandingWait")
 	}
-	if waited := time.Since(start); waited < MaxLandingWait {
-		t.Errorf("the reports waited %s for a sighting that never came, want MaxLandingWait (%s)", waited, MaxLandingWait)
+	clk.Step(time.Millisecond)
+	if busy() {
+		t.Fatal("the reports still wait for a sighting that never came after MaxLandingWait")
 	}
 
 	var none *Lanes
