@@ -404,3 +404,145 @@ func TestLanesLanding(t *testing.T) {
 	none.Landing(spa, key("a"), hpa, key("a"))("1")
 	none.Sightings(hpa).OnAdd(obj("a", "1"), false)
 }
+
+// TestLanesLostCallbacks: an urgent write whose done is never called, a landing whose write
+// never returns and a record never marked written each hold the reports for maxDelay of the
+// clock after they began, and no longer: Lanes then forgets them and wakes what they held.
+func TestLanesLostCallbacks(t *testing.T) {
+	const spa, hpa = "scheduledpodautoscaler", "HorizontalPodAutoscaler"
+	const maxDelay = 30 * time.Second
+	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	clk := clocktesting.NewFakeClock(boundary)
+	l := NewLanes(clk, maxDelay)
+	wake := wakes(l, "schedule")
+	mustWake := func(name, what string) {
+		t.Helper()
+		select {
+		case got := <-wake:
+			if got.Name != name {
+				t.Fatalf("%s: woke %s, want %s", what, got.Name, name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: %s was not woken", what, name)
+		}
+	}
+
+	for _, lost := range []struct {
+		what  string
+		start func() // starts the hold and loses its callback
+	}{
+		{"an urgent write whose done never came", func() {
+			l.Expect(spa, key("a"), clk.Now())
+			l.Urgent(spa, key("a"))
+		}},
+		{"a landing whose write never returned", func() {
+			l.Expect(spa, key("b"), clk.Now())
+			done := l.Urgent(spa, key("b"))
+			l.Landing(spa, key("b"), hpa, key("b"))
+			done()
+		}},
+		{"a record never marked written", func() { l.Recording() }},
+	} {
+		clk.Step(time.Hour)
+		began := clk.Now()
+		lost.start()
+		if until := l.Defer("schedule", key("s")); !until.Equal(began.Add(maxDelay)) {
+			t.Fatalf("%s: the report is held until %s, want maxDelay after it began", lost.what, until)
+		}
+		clk.Step(maxDelay - time.Millisecond)
+		if l.Defer("schedule", key("s")).IsZero() {
+			t.Fatalf("%s: the report went out before maxDelay", lost.what)
+		}
+		select {
+		case got := <-wake:
+			t.Fatalf("%s: woke %s before maxDelay", lost.what, got.Name)
+		case <-time.After(20 * time.Millisecond):
+		}
+		clk.Step(time.Millisecond)
+		mustWake("s", lost.what+", after maxDelay")
+		if !l.Defer("schedule", key("t")).IsZero() {
+			t.Fatalf("%s still holds the reports after maxDelay", lost.what)
+		}
+		l.mu.Lock()
+		left := len(l.underWay) + len(l.recording) + len(l.landing)
+		l.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%s: %d holds remembered after maxDelay, want none", lost.what, left)
+		}
+	}
+	// WaitUnderWay does not wait for an urgent write that Lanes has forgotten.
+	l.SetWorkers("scheduledjob", 2)
+	l.Expect(spa, key("c"), clk.Now())
+	l.Urgent(spa, key("c"))
+	clk.Step(maxDelay)
+	returned := make(chan struct{})
+	go func() { l.WaitUnderWay(context.Background(), "scheduledjob", time.Hour); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("WaitUnderWay waits for an urgent write under way for longer than maxDelay")
+	}
+}
+
+// TestLanesSteadyWrites: two EventJobs create a Job every 100 ms of the clock for two minutes,
+// and their records overlap, so Lanes is never idle and never flushes. A report deferred in
+// that traffic is still held at most maxDelay after it was first deferred, however often it
+// is deferred again meanwhile; Defer says until when, so that its reconcile runs again by
+// then; and the events recorded meanwhile go out maxDelay after the first of them.
+func TestLanesSteadyWrites(t *testing.T) {
+	const maxDelay = 30 * time.Second
+	start := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	l := NewLanes(clk, maxDelay)
+	rec := &recordedEvents{}
+	events := l.Events(rec, scheme.Scheme)
+	report := types.NamespacedName{Namespace: "ns", Name: "web"}
+
+	var recording []func()
+	var written, firstHeld time.Time
+	for end := start.Add(2 * time.Minute); clk.Now().Before(end); clk.Step(100 * time.Millisecond) {
+		for _, name := range []string{"upstream-a", "upstream-b"} {
+			ej := types.NamespacedName{Namespace: "ns", Name: name}
+			l.Expect("eventjob", ej, clk.Now())
+			l.Urgent("eventjob", ej)()
+			recording = append(recording, l.Recording())
+		}
+		for len(recording) > 2 {
+			recording[0]()
+			recording = recording[1:]
+		}
+		if clk.Now().Equal(start.Add(10 * time.Second)) {
+			events.Eventf(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "upstream-a-1"}}, nil, "Normal", "JobCreated", "Create", "Created Job")
+		}
+		// The report is retried every second until it goes out, as a reconcile that asks to
+		// run again by the hold's deadline at the latest would be.
+		if written.IsZero() && clk.Now().Sub(start)%time.Second == 0 {
+			until := l.Defer("scheduledpodautoscaler", report)
+			switch {
+			case until.IsZero():
+				written = clk.Now()
+			case firstHeld.IsZero():
+				firstHeld = clk.Now()
+				fallthrough
+			default:
+				if want := firstHeld.Add(maxDelay); !until.Equal(want) {
+					t.Fatalf("at %s the report is held until %s, want %s (maxDelay after it was first held)", clk.Now().Format(time.TimeOnly), until.Format(time.TimeOnly), want.Format(time.TimeOnly))
+				}
+			}
+		}
+	}
+	if firstHeld.IsZero() {
+		t.Fatal("the report was never held back: the traffic does not keep Lanes busy")
+	}
+	if written.IsZero() || written.After(firstHeld.Add(maxDelay)) {
+		t.Errorf("the report first held at %s went out at %s, want by %s", firstHeld.Format(time.TimeOnly), written.Format(time.TimeOnly), firstHeld.Add(maxDelay).Format(time.TimeOnly))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.got()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the clock's timer flushes in a goroutine
+	}
+	if got := rec.got(); len(got) != 1 {
+		t.Errorf("events recorded under steady writes: %q, want the one held, after maxDelay", got)
+	}
+}
