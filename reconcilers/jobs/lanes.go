@@ -14,15 +14,17 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// DefaultMaxReportDelay is how long after its instant an urgent write that never came (its
-// object was deleted, its reconcile failed) holds the reports back.
+// DefaultMaxReportDelay bounds every hold of Lanes: how long after its instant an urgent write
+// that never came (its object was deleted, its reconcile failed) holds the reports back, how
+// long an urgent write under way, a record or a landing holds them at most (a callback that
+// never comes holds nothing longer), and how long a report or an event waits at most.
 const DefaultMaxReportDelay = 30 * time.Second
 
 // Lanes puts the writes that an instant is for ahead of the writes that report on them.
@@ -34,8 +36,7 @@ const DefaultMaxReportDelay = 30 * time.Second
 // Lanes when an object's urgent write is due (Expect, with the instant they requeue for) and
 // when it is under way (Urgent); a report (a status write and its events) that finds urgent
 // writes of an instant due or under way is deferred (Defer), and its reconciler is woken
-// through its Wake source once none is left, or at the latest maxDelay after the instant of
-// the oldest one still due. Between the two go the Job owners' records of their runs, which
+// through its Wake source once none is left. Between the two go the Job owners' records of their runs, which
 // are written in the reconcile that started the run: after the urgent writes under way
 // (WaitUnderWay), and ahead of the reports (Recording). An urgent write that has returned
 // holds the reports until the manager's watch shows it (Landing, Sightings), since its
@@ -43,29 +44,47 @@ const DefaultMaxReportDelay = 30 * time.Second
 // manager starting, a spec that changed) hold nothing back: there is no instant to be late
 // for.
 //
+// Every hold ends by itself, on the injected clock: a write due holds the reports at most
+// maxDelay after its instant, and a write under way, a record or a landing at most maxDelay
+// after it began, after which Lanes forgets it (a callback that never comes holds nothing
+// back for longer). A report waits at most maxDelay after it was first deferred, however
+// many writes follow one another meanwhile, and so do the held events; Defer returns that
+// deadline, so that a deferred reconcile still asks to run again by then (and by its own next
+// boundary) even if the wake-up is lost.
+//
 // Only the order lives in memory, and nothing depends on it: a deferred reconcile has written
 // nothing (it writes when it is woken, from what it reads then), and a manager that starts
 // reconciles everything. A nil *Lanes orders nothing (every report goes out at once).
 type Lanes struct {
-	clock    clock.PassiveClock
+	clock    clock.WithDelayedExecution
 	maxDelay time.Duration
 
 	mu     sync.Mutex
-	due    map[laneKey]time.Time // the instant of each object's next urgent write
-	byTime dueHeap               // the same, by instant (entries may be stale: check due)
-	// underWay holds the urgent writes under way that were due (their instant had passed).
-	underWay map[laneKey]bool
-	// recording counts the Job owners' records being written after their Jobs (Recording).
-	recording int
+	due    map[laneKey]time.Time   // the instant of each object's next urgent write
+	byTime timedHeap[laneKey]      // the same, by instant (entries may be stale: check due)
+	ends   timedHeap[func(*Lanes)] // when each hold below ends by itself, and how
+	// underWay holds the urgent writes under way that were due (their instant had passed),
+	// each until its deadline.
+	underWay map[laneKey]time.Time
+	// recording holds the Job owners' records being written after their Jobs (Recording), by
+	// number, each until its deadline.
+	recording map[uint64]time.Time
+	records   uint64 // the number of the last record
 	// landing holds the urgent writes whose sighting on the manager's watch is awaited
 	// (Landing), by kind and object.
 	landing  map[landKey]*landing
 	workers  map[string]int                           // by controller (SetWorkers)
 	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
-	deferred map[string]map[types.NamespacedName]bool // by controller
-	wake     map[string]chan event.GenericEvent       // by controller
-	held     []heldEvent                              // events recorded while busy (Events)
-	timer    *time.Timer
+	deferred map[string]map[types.NamespacedName]bool // to wake at the next flush, by controller
+	// since is when each report still held back was first deferred: it outlives the flushes,
+	// so that a report that finds other writes under way each time it is woken still goes
+	// out maxDelay after it was first held back.
+	since     map[laneKey]time.Time
+	wake      map[string]func(types.NamespacedName) // adds to each controller's queue (Wake)
+	held      []heldEvent                           // events recorded while busy (Events)
+	heldSince time.Time                             // when the first of them was held
+	timer     clock.Timer                           // wakes flush at timerAt (armLocked)
+	timerAt   time.Time
 }
 
 // MaxRecordWait bounds how long a Job owner's status write waits for urgent writes under
@@ -122,7 +141,7 @@ func (e *heldEvent) record() {
 func (h heldEvents) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	l := h.lanes
 	l.mu.Lock()
-	if !l.busyLocked() || len(l.held) >= MaxHeldEvents {
+	if !l.busyLocked(l.clock.Now()) || len(l.held) >= MaxHeldEvents {
 		l.mu.Unlock()
 		h.r.Eventf(regarding, related, eventtype, reason, action, note, args...)
 		return
@@ -143,13 +162,17 @@ func (h heldEvents) Eventf(regarding, related runtime.Object, eventtype, reason,
 		}
 	}
 	l.mu.Lock()
-	if !l.busyLocked() || len(l.held) >= MaxHeldEvents {
+	now := l.clock.Now()
+	if !l.busyLocked(now) || len(l.held) >= MaxHeldEvents {
 		l.mu.Unlock()
 		e.record()
 		return
 	}
+	if len(l.held) == 0 {
+		l.heldSince = now
+	}
 	l.held = append(l.held, e)
-	l.armLocked()
+	l.armLocked(now)
 	l.mu.Unlock()
 }
 
@@ -158,38 +181,53 @@ type laneKey struct {
 	types.NamespacedName
 }
 
-// NewLanes returns Lanes that tell time with clk and hold reports back at most maxDelay
-// after the instant of an urgent write that does not come.
-func NewLanes(clk clock.PassiveClock, maxDelay time.Duration) *Lanes {
+// NewLanes returns Lanes that tell time, and wait, with clk, and hold anything back at most
+// maxDelay (DefaultMaxReportDelay).
+func NewLanes(clk clock.WithDelayedExecution, maxDelay time.Duration) *Lanes {
 	return &Lanes{
 		clock: clk, maxDelay: maxDelay,
-		due:      map[laneKey]time.Time{},
-		workers:  map[string]int{},
-		waiters:  map[string]map[chan struct{}]bool{},
-		deferred: map[string]map[types.NamespacedName]bool{},
-		wake:     map[string]chan event.GenericEvent{},
-		landing:  map[landKey]*landing{},
-		underWay: map[laneKey]bool{},
+		due:       map[laneKey]time.Time{},
+		workers:   map[string]int{},
+		waiters:   map[string]map[chan struct{}]bool{},
+		deferred:  map[string]map[types.NamespacedName]bool{},
+		since:     map[laneKey]time.Time{},
+		wake:      map[string]func(types.NamespacedName){},
+		landing:   map[landKey]*landing{},
+		underWay:  map[laneKey]time.Time{},
+		recording: map[uint64]time.Time{},
 	}
 }
 
 // Wake adds to b, for the controller named controller, the source through which Lanes wakes
-// the reconciles it deferred. b is returned unchanged for nil Lanes.
+// the reconciles it deferred: it adds them to the controller's queue, which never blocks.
+// b is returned unchanged for nil Lanes.
 func (l *Lanes) Wake(b *builder.Builder, controller string) *builder.Builder {
 	if l == nil {
 		return b
 	}
-	return b.WatchesRawSource(source.Channel(l.channel(controller), &handler.EnqueueRequestForObject{}))
+	return b.WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.wake[controller] = func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) }
+		return nil
+	}))
 }
 
-// channel returns the channel on which the deferred reconciles of controller are woken.
-func (l *Lanes) channel(controller string) chan event.GenericEvent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.wake[controller] == nil {
-		l.wake[controller] = make(chan event.GenericEvent, 1024)
+// holdLocked records that a hold began at now and ends by itself maxDelay later, with end
+// (which does nothing if the hold has ended already); it first ends the holds whose time has
+// come, so that what is remembered of them stays bounded by what began in the last maxDelay.
+func (l *Lanes) holdLocked(now time.Time, end func(*Lanes)) time.Time {
+	l.endLocked(now)
+	until := now.Add(l.maxDelay)
+	heap.Push(&l.ends, timed[func(*Lanes)]{at: until, v: end})
+	return until
+}
+
+// endLocked ends the holds whose deadline is at or before now.
+func (l *Lanes) endLocked(now time.Time) {
+	for l.ends.Len() > 0 && !l.ends[0].at.After(now) {
+		heap.Pop(&l.ends).(timed[func(*Lanes)]).v(l)
 	}
-	return l.wake[controller]
 }
 
 // Expect records that the object key of controller has an urgent write due at at (replacing
@@ -207,7 +245,7 @@ func (l *Lanes) Expect(controller string, key types.NamespacedName, at time.Time
 	case had && cur.Equal(at):
 	default:
 		l.due[k] = at
-		heap.Push(&l.byTime, dueEntry{at: at, key: k})
+		heap.Push(&l.byTime, timed[laneKey]{at: at, v: k})
 	}
 	l.mu.Unlock()
 	if had && !cur.Equal(at) {
@@ -222,7 +260,7 @@ func (l *Lanes) Forget(controller string, key types.NamespacedName) {
 
 // Urgent marks the urgent work of an object as under way (what was expected of it is met);
 // the returned function marks it done, and wakes the deferred reports if it was the last
-// that was due.
+// that was due. Not marked done, it counts as done maxDelay after it began.
 func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()) {
 	if l == nil {
 		return func() {}
@@ -231,25 +269,38 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 	k := laneKey{controller, key}
 	at, expected := l.due[k]
 	delete(l.due, k)
-	if !expected || at.After(l.clock.Now()) {
+	now := l.clock.Now()
+	if !expected || at.After(now) {
 		l.mu.Unlock()
 		return func() {} // no instant called for it
 	}
-	l.underWay[k] = true
+	var until time.Time
+	until = l.holdLocked(now, func(l *Lanes) {
+		if l.underWay[k].Equal(until) {
+			l.endUrgentLocked(k)
+		}
+	})
+	l.underWay[k] = until
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			delete(l.underWay, k)
-			if len(l.underWay) == 0 {
-				for c := range l.waiters {
-					l.releaseLocked(c)
-				}
-			}
+			l.endUrgentLocked(k)
 			l.mu.Unlock()
 			l.flushIfIdle()
 		})
+	}
+}
+
+// endUrgentLocked ends the urgent write under way of k, and lets WaitUnderWay go if it was
+// the last.
+func (l *Lanes) endUrgentLocked(k laneKey) {
+	delete(l.underWay, k)
+	if len(l.underWay) == 0 {
+		for c := range l.waiters {
+			l.releaseLocked(c)
+		}
 	}
 }
 
@@ -279,6 +330,7 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 		return
 	}
 	l.mu.Lock()
+	l.endLocked(l.clock.Now())
 	if len(l.underWay) == 0 {
 		l.mu.Unlock()
 		return
@@ -294,12 +346,12 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 	}
 	l.waiters[controller][done] = true
 	l.mu.Unlock()
-	t := time.NewTimer(maxWait)
+	t := l.clock.NewTimer(maxWait)
 	defer t.Stop()
 	select {
 	case <-done:
 		return
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	}
 	l.mu.Lock()
@@ -308,20 +360,23 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 }
 
 // Recording marks a Job owner's record (the status write after its Job) as under way until
-// the returned function is called: the reports and events wait for it as for the urgent
-// writes, but WaitUnderWay does not. For nil Lanes it does nothing.
+// the returned function is called, or for maxDelay at most: the reports and events wait for
+// it as for the urgent writes, but WaitUnderWay does not. For nil Lanes it does nothing.
 func (l *Lanes) Recording() (done func()) {
 	if l == nil {
 		return func() {}
 	}
 	l.mu.Lock()
-	l.recording++
+	l.records++
+	n := l.records
+	end := func(l *Lanes) { delete(l.recording, n) }
+	l.recording[n] = l.holdLocked(l.clock.Now(), end)
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			l.recording--
+			end(l)
 			l.mu.Unlock()
 			l.flushIfIdle()
 		})
@@ -339,19 +394,29 @@ type landKey struct {
 	types.NamespacedName
 }
 
-// landing is an urgent write whose sighting is awaited: resourceVersion is what the write
-// returned ("" while it is under way), sighted the versions seen before it returned.
+// landing is an urgent write whose sighting is awaited until until: resourceVersion is what
+// the write returned ("" while it is under way), sighted the versions seen before it returned.
 type landing struct {
 	resourceVersion string
 	sighted         map[string]bool
-	timer           *time.Timer
+	until           time.Time
+}
+
+// endLandingLocked ends the wait for e if it is still the landing of k; it reports whether it
+// was.
+func (l *Lanes) endLandingLocked(k landKey, e *landing) bool {
+	if l.landing[k] != e {
+		return false
+	}
+	delete(l.landing, k)
+	return true
 }
 
 // Landing marks a write of the object key of kind as about to be sent by the urgent work
 // under way of the object owner of controller (Urgent), and returns the function to call with
 // the resourceVersion that the write returned ("" if it failed). Until the manager's watch of
-// kind (Sightings) shows the object at that version, at most MaxLandingWait, the reports and
-// events keep waiting, as for the urgent writes under way: a write that has returned has not
+// kind (Sightings) shows the object at that version, at most MaxLandingWait after it returned
+// and maxDelay after Landing was called, the reports and events keep waiting, as for the urgent writes under way: a write that has returned has not
 // reached the watchers yet (the HPA controller, anyone watching), and the API server that
 // sends it to them is the one that would serve the reports. WaitUnderWay does not wait for
 // it. When owner has no urgent work under way (no instant called for this write) it does
@@ -363,31 +428,34 @@ func (l *Lanes) Landing(controller string, owner types.NamespacedName, kind stri
 	k := landKey{kind, key}
 	e := &landing{}
 	l.mu.Lock()
-	if !l.underWay[laneKey{controller, owner}] {
+	now := l.clock.Now()
+	l.endLocked(now)
+	if _, urgent := l.underWay[laneKey{controller, owner}]; !urgent {
 		l.mu.Unlock()
 		return func(string) {}
 	}
-	if old := l.landing[k]; old != nil && old.timer != nil {
-		old.timer.Stop()
-	}
-	l.landing[k] = e
+	e.until = l.holdLocked(now, func(l *Lanes) { l.endLandingLocked(k, e) })
+	l.landing[k] = e // a later write of the same object takes the place of an earlier one
 	l.mu.Unlock()
 	var once sync.Once
 	return func(rv string) {
 		once.Do(func() {
 			l.mu.Lock()
-			if l.landing[k] != e {
+			switch {
+			case l.landing[k] != e:
 				l.mu.Unlock()
 				return // a later write of the same object took its place
-			}
-			if rv == "" || e.sighted[rv] {
-				delete(l.landing, k)
+			case rv == "" || e.sighted[rv]:
+				l.endLandingLocked(k, e)
 				l.mu.Unlock()
 				l.flushIfIdle()
 				return
 			}
 			e.resourceVersion, e.sighted = rv, nil
-			e.timer = time.AfterFunc(MaxLandingWait, func() { l.landed(k, e) })
+			if until := l.clock.Now().Add(MaxLandingWait); until.Before(e.until) {
+				e.until = until
+				heap.Push(&l.ends, timed[func(*Lanes)]{at: until, v: func(l *Lanes) { l.endLandingLocked(k, e) }})
+			}
 			l.mu.Unlock()
 		})
 	}
@@ -396,16 +464,11 @@ func (l *Lanes) Landing(controller string, owner types.NamespacedName, kind stri
 // landed ends the wait for e, if it is still the landing of k.
 func (l *Lanes) landed(k landKey, e *landing) {
 	l.mu.Lock()
-	if l.landing[k] != e {
-		l.mu.Unlock()
-		return
-	}
-	delete(l.landing, k)
-	if e.timer != nil {
-		e.timer.Stop()
-	}
+	ended := l.endLandingLocked(k, e)
 	l.mu.Unlock()
-	l.flushIfIdle()
+	if ended {
+		l.flushIfIdle()
+	}
 }
 
 // Sightings returns the informer event handler through which the manager's watch of kind
@@ -451,116 +514,175 @@ func (l *Lanes) releaseLocked(controller string) {
 	delete(l.waiters, controller)
 }
 
-// Defer reports whether the report of the object key of controller must wait (urgent writes
-// are due or under way); if so, Lanes wakes that reconcile when they are done, and the caller
-// returns without writing. When it returns false the caller writes now.
-func (l *Lanes) Defer(controller string, key types.NamespacedName) bool {
+// Defer reports until when the report of the object key of controller is held back: while
+// urgent writes are due or under way, at most maxDelay after it was first deferred. A zero
+// instant means now: the caller writes. Otherwise the caller writes nothing and asks to be
+// reconciled again by the instant returned (and by its own next boundary); Lanes wakes it
+// sooner, when the urgent writes are done.
+func (l *Lanes) Defer(controller string, key types.NamespacedName) (until time.Time) {
 	if l == nil {
-		return false
+		return time.Time{}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.busyLocked() {
-		return false
+	k := laneKey{controller, key}
+	now := l.clock.Now()
+	since, deferred := l.since[k]
+	if !l.busyLocked(now) || deferred && !now.Before(since.Add(l.maxDelay)) {
+		delete(l.since, k)
+		return time.Time{}
+	}
+	if !deferred {
+		since = now
+		l.since[k] = now
 	}
 	if l.deferred[controller] == nil {
 		l.deferred[controller] = map[types.NamespacedName]bool{}
 	}
 	l.deferred[controller][key] = true
-	l.armLocked()
-	return true
+	l.armLocked(now)
+	return since.Add(l.maxDelay)
 }
 
 // busyLocked reports whether an urgent write is under way, or returned but not seen on the
 // manager's watch yet (Landing), or due (its instant has passed, by less than maxDelay), or a
-// Job owner's record after one is being written (Recording).
-func (l *Lanes) busyLocked() bool {
-	if len(l.underWay) > 0 || l.recording > 0 || len(l.landing) > 0 {
+// Job owner's record after one is being written (Recording); it first forgets the holds that
+// have ended by themselves.
+func (l *Lanes) busyLocked(now time.Time) bool {
+	l.endLocked(now)
+	if len(l.underWay) > 0 || len(l.recording) > 0 || len(l.landing) > 0 {
 		return true
 	}
-	now := l.clock.Now()
+	at, ok := l.oldestDueLocked(now)
+	return ok && !at.After(now)
+}
+
+// oldestDueLocked returns the instant of the oldest urgent write still due (its instant less
+// than maxDelay before now), forgetting those that it passes.
+func (l *Lanes) oldestDueLocked(now time.Time) (time.Time, bool) {
 	for l.byTime.Len() > 0 {
 		top := l.byTime[0]
-		if at, ok := l.due[top.key]; !ok || !at.Equal(top.at) {
+		if at, ok := l.due[top.v]; !ok || !at.Equal(top.at) {
 			heap.Pop(&l.byTime) // met, forgotten or expected again since
 			continue
 		}
 		if !top.at.After(now.Add(-l.maxDelay)) {
 			heap.Pop(&l.byTime) // it never came: stop holding the reports for it
-			delete(l.due, top.key)
+			delete(l.due, top.v)
 			continue
 		}
-		return !top.at.After(now)
+		return top.at, true
 	}
-	return false
+	return time.Time{}, false
 }
 
-// armLocked makes sure the deferred reports are woken at the latest when the oldest urgent
-// write still due expires.
-func (l *Lanes) armLocked() {
-	if l.timer != nil || l.byTime.Len() == 0 {
+// armLocked makes sure that flushIfIdle runs, on the clock, when the first hold ends by
+// itself (an urgent write due that never came, one under way, a record or a landing whose
+// callback did not come) or the held events have waited maxDelay.
+func (l *Lanes) armLocked(now time.Time) {
+	var next time.Time
+	sooner := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if at, ok := l.oldestDueLocked(now); ok {
+		sooner(at.Add(l.maxDelay))
+	}
+	if l.ends.Len() > 0 {
+		sooner(l.ends[0].at)
+	}
+	if len(l.held) > 0 {
+		sooner(l.heldSince.Add(l.maxDelay))
+	}
+	if next.IsZero() || l.timer != nil && !next.Before(l.timerAt) {
 		return
 	}
-	wait := l.byTime[0].at.Add(l.maxDelay).Sub(l.clock.Now())
-	l.timer = time.AfterFunc(max(wait, time.Millisecond), func() {
-		l.mu.Lock()
-		l.timer = nil
-		l.mu.Unlock()
-		l.flushIfIdle()
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.timerAt = next
+	l.timer = l.clock.AfterFunc(next.Sub(now), func() {
+		// In a goroutine: a fake clock runs this while it holds its lock, and flushIfIdle
+		// reads the clock (a real clock runs it in a goroutine of its own anyway).
+		go l.fired(next)
 	})
 }
 
+// fired is the timer of armLocked, armed for at.
+func (l *Lanes) fired(at time.Time) {
+	l.mu.Lock()
+	if l.timer != nil && l.timerAt.Equal(at) {
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	l.flushIfIdle()
+}
+
 // flushIfIdle wakes every deferred reconcile, and records the held events, when no urgent
-// write is due or under way.
+// write is due or under way; the held events also go when they have waited maxDelay.
 func (l *Lanes) flushIfIdle() {
 	l.mu.Lock()
 	if len(l.deferred) == 0 && len(l.held) == 0 {
 		l.mu.Unlock()
 		return
 	}
-	if l.busyLocked() {
-		l.armLocked()
+	now := l.clock.Now()
+	busy := l.busyLocked(now)
+	var held []heldEvent
+	if !busy || len(l.held) > 0 && !now.Before(l.heldSince.Add(l.maxDelay)) {
+		held, l.held = l.held, nil
+	}
+	if busy {
+		l.armLocked(now)
 		l.mu.Unlock()
+		recordAll(held)
 		return
 	}
-	held := l.held
-	l.held = nil
 	woken := l.deferred
 	l.deferred = map[string]map[types.NamespacedName]bool{}
-	chans := make(map[string]chan event.GenericEvent, len(woken))
+	for k, since := range l.since {
+		if !now.Before(since.Add(l.maxDelay)) {
+			delete(l.since, k) // its reconcile found nothing left to report
+		}
+	}
+	wake := make(map[string]func(types.NamespacedName), len(woken))
 	for c := range woken {
-		chans[c] = l.wake[c]
+		wake[c] = l.wake[c]
 	}
 	l.mu.Unlock()
-	for i := range held {
-		held[i].record() // the broadcaster queues it: this does not wait for the API server
-	}
-	go func() {
-		for c, keys := range woken {
-			ch := chans[c]
-			if ch == nil {
-				continue // the controller has no Wake source (tests without one)
-			}
-			for key := range keys {
-				ch <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
-			}
+	recordAll(held)
+	for c, keys := range woken {
+		if wake[c] == nil {
+			continue // the controller has not started (it reconciles everything when it does)
 		}
-	}()
+		for key := range keys {
+			wake[c](key)
+		}
+	}
 }
 
-// dueEntry is an expected urgent write, in the heap by instant.
-type dueEntry struct {
-	at  time.Time
-	key laneKey
+// recordAll records held events; the broadcaster queues them: this does not wait for the API
+// server.
+func recordAll(held []heldEvent) {
+	for i := range held {
+		held[i].record()
+	}
 }
 
-type dueHeap []dueEntry
+// timed is a value in a heap by instant.
+type timed[T any] struct {
+	at time.Time
+	v  T
+}
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
-func (h *dueHeap) Pop() any {
+type timedHeap[T any] []timed[T]
+
+func (h timedHeap[T]) Len() int           { return len(h) }
+func (h timedHeap[T]) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h timedHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timedHeap[T]) Push(x any)        { *h = append(*h, x.(timed[T])) }
+func (h *timedHeap[T]) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

@@ -28,17 +28,17 @@ func TestLanes(t *testing.T) {
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	clk := clocktesting.NewFakeClock(boundary.Add(-time.Minute))
 	l := NewLanes(clk, 50*time.Millisecond)
-	wake := l.channel("schedule")
+	wake := wakes(l, "schedule")
 
 	l.Expect("scheduledpodautoscaler", key("a"), boundary)
 	l.Expect("scheduledpodautoscaler", key("b"), boundary)
 	l.Expect("scheduledpodautoscaler", key("c"), boundary.Add(time.Hour))
-	if l.Defer("schedule", key("s1")) {
+	if !l.Defer("schedule", key("s1")).IsZero() {
 		t.Fatal("a report before the boundary was deferred")
 	}
 
 	clk.SetTime(boundary)
-	if !l.Defer("schedule", key("s1")) || !l.Defer("schedule", key("s2")) {
+	if l.Defer("schedule", key("s1")).IsZero() || l.Defer("schedule", key("s2")).IsZero() {
 		t.Fatal("reports were not deferred while HPA writes are due")
 	}
 	doneA := l.Urgent("scheduledpodautoscaler", key("a"))
@@ -46,16 +46,16 @@ func TestLanes(t *testing.T) {
 	doneA()
 	doneA() // idempotent
 	select {
-	case ev := <-wake:
-		t.Fatalf("woke %s while an HPA write is under way", ev.Object.GetName())
+	case key := <-wake:
+		t.Fatalf("woke %s while an HPA write is under way", key.Name)
 	case <-time.After(20 * time.Millisecond):
 	}
 	doneB()
 	var woken []string
 	for len(woken) < 2 {
 		select {
-		case ev := <-wake:
-			woken = append(woken, ev.Object.GetNamespace()+"/"+ev.Object.GetName())
+		case key := <-wake:
+			woken = append(woken, key.String())
 		case <-time.After(5 * time.Second):
 			t.Fatalf("woke %v after the last HPA write, want both deferred reports", woken)
 		}
@@ -64,26 +64,26 @@ func TestLanes(t *testing.T) {
 	if diff := cmp.Diff([]string{"ns/s1", "ns/s2"}, woken); diff != "" {
 		t.Errorf("woken (-want +got):\n%s", diff)
 	}
-	if l.Defer("schedule", key("s3")) {
+	if !l.Defer("schedule", key("s3")).IsZero() {
 		t.Error("a report was deferred after every HPA write of the boundary was done")
 	}
 
 	// c is due an hour later and never comes (its autoscaler was deleted): the reports wait
 	// for it at most maxDelay.
 	clk.SetTime(boundary.Add(time.Hour))
-	if !l.Defer("schedule", key("s4")) {
+	if l.Defer("schedule", key("s4")).IsZero() {
 		t.Fatal("a report was not deferred while an HPA write is due")
 	}
 	clk.SetTime(boundary.Add(time.Hour + 50*time.Millisecond))
 	select {
-	case ev := <-wake:
-		if ev.Object.GetName() != "s4" {
-			t.Errorf("woke %s, want s4", ev.Object.GetName())
+	case key := <-wake:
+		if key.Name != "s4" {
+			t.Errorf("woke %s, want s4", key.Name)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deferred report was not woken after maxDelay")
 	}
-	if l.Defer("schedule", key("s5")) {
+	if !l.Defer("schedule", key("s5")).IsZero() {
 		t.Error("an urgent write that never came still holds the reports after maxDelay")
 	}
 
@@ -92,7 +92,7 @@ func TestLanes(t *testing.T) {
 	l.Forget("scheduledpodautoscaler", key("d"))
 	l.Expect("scheduledjob", key("e"), clk.Now())
 	l.Expect("scheduledjob", key("e"), time.Time{})
-	if l.Defer("schedule", key("s6")) {
+	if !l.Defer("schedule", key("s6")).IsZero() {
 		t.Error("a forgotten urgent write holds the reports")
 	}
 
@@ -101,7 +101,7 @@ func TestLanes(t *testing.T) {
 	cold := l.Urgent("scheduledpodautoscaler", key("f"))
 	l.Expect("scheduledpodautoscaler", key("g"), clk.Now().Add(time.Minute))
 	early := l.Urgent("scheduledpodautoscaler", key("g"))
-	if l.Defer("schedule", key("s7")) {
+	if !l.Defer("schedule", key("s7")).IsZero() {
 		t.Error("a report was deferred behind writes that no instant called for")
 	}
 	cold()
@@ -110,9 +110,19 @@ func TestLanes(t *testing.T) {
 	var none *Lanes
 	none.Expect("scheduledpodautoscaler", key("a"), clk.Now())
 	none.Urgent("scheduledpodautoscaler", key("a"))()
-	if none.Defer("schedule", key("s1")) {
+	if !none.Defer("schedule", key("s1")).IsZero() {
 		t.Error("nil Lanes deferred a report")
 	}
+}
+
+// wakes returns the channel on which l wakes the deferred reconciles of controller, as its
+// Wake source adds them to the controller's queue.
+func wakes(l *Lanes, controller string) <-chan types.NamespacedName {
+	ch := make(chan types.NamespacedName, 1024)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wake[controller] = func(key types.NamespacedName) { ch <- key }
+	return ch
 }
 
 // recordedEvents is an events.EventRecorder that keeps the notes it was given.
@@ -268,13 +278,13 @@ func TestLanesWaitUnderWay(t *testing.T) {
 	doneB()
 	mustReturn(w2, "when the last Job was done")
 
-	// A Job that stays under way: at most maxWait, or until the context is done.
+	// A Job that stays under way: at most maxWait (on the clock), or until the context is done.
 	doneC := urgent("c")
-	start := time.Now()
-	mustReturn(wait(ctx, "scheduledjob", 30*time.Millisecond), "after maxWait")
-	if waited := time.Since(start); waited < 30*time.Millisecond {
-		t.Errorf("WaitUnderWay returned after %s, before maxWait", waited)
-	}
+	w := wait(ctx, "scheduledjob", 30*time.Millisecond)
+	clk.Step(29 * time.Millisecond)
+	mustWait(w, "before maxWait")
+	clk.Step(time.Millisecond)
+	mustReturn(w, "after maxWait")
 	cctx, cancel := context.WithCancel(ctx)
 	w4 := wait(cctx, "scheduledjob", time.Hour)
 	mustWait(w4, "while a Job is under way")
@@ -297,16 +307,16 @@ func TestLanesForgetWakesReports(t *testing.T) {
 	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
 	l := NewLanes(clocktesting.NewFakeClock(boundary), time.Hour)
-	wake := l.channel("schedule")
+	wake := wakes(l, "schedule")
 	l.Expect("scheduledpodautoscaler", key("gone"), boundary)
-	if !l.Defer("schedule", key("s")) {
+	if l.Defer("schedule", key("s")).IsZero() {
 		t.Fatal("a report was not deferred while an HPA write is due")
 	}
 	l.Forget("scheduledpodautoscaler", key("gone"))
 	select {
-	case ev := <-wake:
-		if ev.Object.GetName() != "s" {
-			t.Errorf("woke %s, want s", ev.Object.GetName())
+	case key := <-wake:
+		if key.Name != "s" {
+			t.Errorf("woke %s, want s", key.Name)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deferred report was not woken when the write it waited for was forgotten")
@@ -333,7 +343,7 @@ func TestLanesLanding(t *testing.T) {
 	busy := func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.busyLocked()
+		return l.busyLocked(l.clock.Now())
 	}
 
 	// Not urgent (no instant called for it): nothing waits for its sighting.
@@ -375,24 +385,164 @@ func TestLanesLanding(t *testing.T) {
 		t.Fatalf("recorded %q after every write was seen, want the held event", got)
 	}
 
-	// A sighting that never comes holds the reports MaxLandingWait.
+	// A sighting that never comes holds the reports MaxLandingWait (on the clock).
 	clk.SetTime(boundary.Add(time.Hour))
 	l.Expect(spa, key("e"), clk.Now())
 	doneE := l.Urgent(spa, key("e"))
-	start := time.Now()
 	l.Landing(spa, key("e"), hpa, key("e"))("9")
 	doneE()
-	for busy() {
-		if time.Since(start) > 10*MaxLandingWait {
-			t.Fatal("the reports still wait for a sighting that never came")
-		}
-		time.Sleep(10 * time.Millisecond)
+	clk.Step(MaxLandingWait - time.Millisecond)
+	if !busy() {
+		t.Fatal("the reports stopped waiting for a sighting before MaxLandingWait")
 	}
-	if waited := time.Since(start); waited < MaxLandingWait {
-		t.Errorf("the reports waited %s for a sighting that never came, want MaxLandingWait (%s)", waited, MaxLandingWait)
+	clk.Step(time.Millisecond)
+	if busy() {
+		t.Fatal("the reports still wait for a sighting that never came after MaxLandingWait")
 	}
 
 	var none *Lanes
 	none.Landing(spa, key("a"), hpa, key("a"))("1")
 	none.Sightings(hpa).OnAdd(obj("a", "1"), false)
+}
+
+// TestLanesLostCallbacks: an urgent write whose done is never called, a landing whose write
+// never returns and a record never marked written each hold the reports for maxDelay of the
+// clock after they began, and no longer: Lanes then forgets them and wakes what they held.
+func TestLanesLostCallbacks(t *testing.T) {
+	const spa, hpa = "scheduledpodautoscaler", "HorizontalPodAutoscaler"
+	const maxDelay = 30 * time.Second
+	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	clk := clocktesting.NewFakeClock(boundary)
+	l := NewLanes(clk, maxDelay)
+	wake := wakes(l, "schedule")
+	mustWake := func(name, what string) {
+		t.Helper()
+		select {
+		case got := <-wake:
+			if got.Name != name {
+				t.Fatalf("%s: woke %s, want %s", what, got.Name, name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: %s was not woken", what, name)
+		}
+	}
+
+	for _, lost := range []struct {
+		what  string
+		start func() // starts the hold and loses its callback
+	}{
+		{"an urgent write whose done never came", func() {
+			l.Expect(spa, key("a"), clk.Now())
+			l.Urgent(spa, key("a"))
+		}},
+		{"a landing whose write never returned", func() {
+			l.Expect(spa, key("b"), clk.Now())
+			done := l.Urgent(spa, key("b"))
+			l.Landing(spa, key("b"), hpa, key("b"))
+			done()
+		}},
+		{"a record never marked written", func() { l.Recording() }},
+	} {
+		clk.Step(time.Hour)
+		began := clk.Now()
+		lost.start()
+		if until := l.Defer("schedule", key("s")); !until.Equal(began.Add(maxDelay)) {
+			t.Fatalf("%s: the report is held until %s, want maxDelay after it began", lost.what, until)
+		}
+		clk.Step(maxDelay - time.Millisecond)
+		if l.Defer("schedule", key("s")).IsZero() {
+			t.Fatalf("%s: the report went out before maxDelay", lost.what)
+		}
+		select {
+		case got := <-wake:
+			t.Fatalf("%s: woke %s before maxDelay", lost.what, got.Name)
+		case <-time.After(20 * time.Millisecond):
+		}
+		clk.Step(time.Millisecond)
+		mustWake("s", lost.what+", after maxDelay")
+		if !l.Defer("schedule", key("t")).IsZero() {
+			t.Fatalf("%s still holds the reports after maxDelay", lost.what)
+		}
+		l.mu.Lock()
+		left := len(l.underWay) + len(l.recording) + len(l.landing)
+		l.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%s: %d holds remembered after maxDelay, want none", lost.what, left)
+		}
+	}
+	// WaitUnderWay does not wait for an urgent write that Lanes has forgotten.
+	l.SetWorkers("scheduledjob", 2)
+	l.Expect(spa, key("c"), clk.Now())
+	l.Urgent(spa, key("c"))
+	clk.Step(maxDelay)
+	returned := make(chan struct{})
+	go func() { l.WaitUnderWay(context.Background(), "scheduledjob", time.Hour); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("WaitUnderWay waits for an urgent write under way for longer than maxDelay")
+	}
+}
+
+// TestLanesSteadyWrites: two EventJobs create a Job every 100 ms of the clock for two minutes,
+// and their records overlap, so Lanes is never idle and never flushes. A report deferred in
+// that traffic is still held at most maxDelay after it was first deferred, however often it
+// is deferred again meanwhile; Defer says until when, so that its reconcile runs again by
+// then; and the events recorded meanwhile go out maxDelay after the first of them.
+func TestLanesSteadyWrites(t *testing.T) {
+	const maxDelay = 30 * time.Second
+	start := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	l := NewLanes(clk, maxDelay)
+	rec := &recordedEvents{}
+	events := l.Events(rec, scheme.Scheme)
+	report := types.NamespacedName{Namespace: "ns", Name: "web"}
+
+	var recording []func()
+	var written, firstHeld time.Time
+	for end := start.Add(2 * time.Minute); clk.Now().Before(end); clk.Step(100 * time.Millisecond) {
+		for _, name := range []string{"upstream-a", "upstream-b"} {
+			ej := types.NamespacedName{Namespace: "ns", Name: name}
+			l.Expect("eventjob", ej, clk.Now())
+			l.Urgent("eventjob", ej)()
+			recording = append(recording, l.Recording())
+		}
+		for len(recording) > 2 {
+			recording[0]()
+			recording = recording[1:]
+		}
+		if clk.Now().Equal(start.Add(10 * time.Second)) {
+			events.Eventf(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "upstream-a-1"}}, nil, "Normal", "JobCreated", "Create", "Created Job")
+		}
+		// The report is retried every second until it goes out, as a reconcile that asks to
+		// run again by the hold's deadline at the latest would be.
+		if written.IsZero() && clk.Now().Sub(start)%time.Second == 0 {
+			until := l.Defer("scheduledpodautoscaler", report)
+			switch {
+			case until.IsZero():
+				written = clk.Now()
+			case firstHeld.IsZero():
+				firstHeld = clk.Now()
+				fallthrough
+			default:
+				if want := firstHeld.Add(maxDelay); !until.Equal(want) {
+					t.Fatalf("at %s the report is held until %s, want %s (maxDelay after it was first held)", clk.Now().Format(time.TimeOnly), until.Format(time.TimeOnly), want.Format(time.TimeOnly))
+				}
+			}
+		}
+	}
+	if firstHeld.IsZero() {
+		t.Fatal("the report was never held back: the traffic does not keep Lanes busy")
+	}
+	if written.IsZero() || written.After(firstHeld.Add(maxDelay)) {
+		t.Errorf("the report first held at %s went out at %s, want by %s", firstHeld.Format(time.TimeOnly), written.Format(time.TimeOnly), firstHeld.Add(maxDelay).Format(time.TimeOnly))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.got()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the clock's timer flushes in a goroutine
+	}
+	if got := rec.got(); len(got) != 1 {
+		t.Errorf("events recorded under steady writes: %q, want the one held, after maxDelay", got)
+	}
 }

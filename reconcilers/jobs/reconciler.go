@@ -170,6 +170,16 @@ func RequeueAt(next, now time.Time) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Nanosecond)}
 }
 
+// Sooner returns the earlier of a and b, a zero instant meaning never: a reconcile whose
+// report Lanes holds back (Defer) asks to run again by the sooner of its next boundary and
+// the hold's deadline.
+func Sooner(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // ListJobs returns the Jobs in namespace whose controller has the ControllerKey key, from the
 // cache (batchv1alpha1.JobControllerField).
 func (b *Base) ListJobs(ctx context.Context, namespace, key string) ([]*batchv1.Job, error) {

@@ -193,7 +193,7 @@ func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 	busy := func() string {
 		lanes.mu.Lock()
 		defer lanes.mu.Unlock()
-		if lanes.busyLocked() {
+		if lanes.busyLocked(lanes.clock.Now()) {
 			return " (events held)"
 		}
 		return ""

@@ -3,7 +3,8 @@
 // It owns each Schedule's status — phase (Active, Inactive, Completed), nextStartTime,
 // nextEndTime and the Valid condition — and keeps it true at the Schedule's own window
 // boundaries by asking to be called again exactly then (RequeueAfter); at a boundary the
-// phase is written once the HPA writes due then are done (jobs.Lanes). It watches Schedules
+// phase is written once the HPA writes due then are done, or when Lanes stops holding it
+// back (jobs.Lanes). It watches Schedules
 // (and autoscalers' overlapPolicy), and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
 // ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
 // change of a Schedule enqueues its autoscaler there.
@@ -89,12 +90,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	next = LeftOut(&st, s, forbid, now, next)
-	if deferred, err := r.writeStatus(ctx, s, st); err != nil {
+	held, err := r.writeStatus(ctx, s, st)
+	if err != nil {
 		return jobs.Retry(err)
-	} else if deferred {
-		return ctrl.Result{}, nil // Lanes wakes this reconcile after the HPA writes
 	}
-	return jobs.RequeueAt(next, r.Clock.Now()), nil
+	// A held status is written when Lanes wakes this reconcile after the HPA writes, and at
+	// the latest when the hold ends; the next boundary comes first if it is sooner.
+	return jobs.RequeueAt(jobs.Sooner(next, held), r.Clock.Now()), nil
 }
 
 // forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy
@@ -206,11 +208,14 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 
 // writeStatus writes the status if it changed and then, once it is recorded, reports a newly
 // invalid Schedule. A Schedule's phase follows the bounds it changes: while HPA writes (or
-// Jobs) are due or under way, it writes nothing and reports deferred (jobs.Lanes).
-func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) (deferred bool, err error) {
+// Jobs) are due or under way, it writes nothing and returns until when Lanes holds it back
+// (jobs.Lanes); zero otherwise.
+func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) (held time.Time, err error) {
 	changed := !equality.Semantic.DeepEqual(s.Status, st)
-	if changed && r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(s)) {
-		return true, nil
+	if changed {
+		if held := r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(s)); !held.IsZero() {
+			return held, nil
+		}
 	}
 	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	invalid := valid != nil && valid.Status == metav1.ConditionFalse
@@ -218,12 +223,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 		r.EvaluationErrors.Inc()
 	}
 	if !changed {
-		return false, nil
+		return time.Time{}, nil
 	}
 	updated := s.DeepCopy()
 	updated.Status = st
 	if written, err := r.WriteStatus(ctx, "Schedule", s, updated); err != nil || !written {
-		return false, err
+		return time.Time{}, err
 	}
 	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
 	if invalid && (old == nil || old.Message != valid.Message) {
@@ -234,7 +239,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, autoscalingv1alpha1.ConditionForbiddenOverlap, "Evaluate", "%s", c.Message)
 		}
 	}
-	return false, nil
+	return time.Time{}, nil
 }
 
 func validCondition() metav1.Condition {

@@ -75,7 +75,8 @@ const DefaultWorkers = 128
 //
 // At a boundary the HPA write goes first: the reconcile writes the HPA, and when Lanes says
 // that other urgent writes are due or under way, it leaves the status and the events to a
-// reconcile that Lanes wakes once they are done (see jobs.Lanes).
+// reconcile that Lanes wakes once they are done, or that runs at the hold's deadline or the
+// next boundary, whichever comes first (see jobs.Lanes).
 type Reconciler struct {
 	jobs.Base
 	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA (and the HPA's
@@ -159,18 +160,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if last != nil {
 		hs.appliedAt = last.at // written by an earlier reconcile that left the status to this one
 	}
-	deferred, werr := r.writeStatus(ctx, spa, d, hs, now)
+	held, werr := r.writeStatus(ctx, spa, d, hs, now)
 	switch {
 	case werr != nil:
 		return jobs.Retry(werr)
 	case err != nil:
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
-	case deferred:
-		return ctrl.Result{}, nil // Lanes wakes this reconcile for the status
+	case held.IsZero():
+		r.appliedAt.Delete(req.NamespacedName)
 	}
-	r.appliedAt.Delete(req.NamespacedName)
 	r.Lanes.Expect(controllerName, req.NamespacedName, d.Next)
-	return jobs.RequeueAt(d.Next, r.Clock.Now()), nil
+	// A held status is written when Lanes wakes this reconcile, and at the latest when the
+	// hold ends; the next boundary comes first if it is sooner.
+	return jobs.RequeueAt(jobs.Sooner(d.Next, held), r.Clock.Now()), nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for. last is
@@ -240,9 +242,10 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
 // cannot repeat them), emits the events and observes the transition metrics. The write is
 // conditional on the resourceVersion of spa as this reconcile read it, so the events and the
-// transition are what this reconcile changed. It reports deferred, writing nothing, when
-// other urgent writes are due or under way (jobs.Lanes).
-func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (deferred bool, err error) {
+// transition are what this reconcile changed. When other urgent writes are due or under way
+// (jobs.Lanes) it writes nothing and returns until when Lanes holds the status back (zero
+// when it was written, or unchanged).
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (held time.Time, err error) {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
 		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
@@ -251,20 +254,20 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 	changed := spa.DeepCopy()
 	changed.Status = nextStatus(spa, d, hs, applied, now)
 	if equality.Semantic.DeepEqual(spa.Status, changed.Status) {
-		return false, nil
+		return time.Time{}, nil
 	}
-	if r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(spa)) {
-		return true, nil
+	if held := r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(spa)); !held.IsZero() {
+		return held, nil
 	}
 	if written, err := r.WriteStatus(ctx, "ScheduledPodAutoscaler", spa, changed); err != nil || !written {
-		return false, err
+		return time.Time{}, err
 	}
 	old, st := spa.Status, changed.Status
 	if applied != nil {
 		observeTransition(applied.Lag.Duration)
 	}
 	r.emitEvents(spa, old, st, d, hs)
-	return false, nil
+	return time.Time{}, nil
 }
 
 // emitEvents reports what changed from old to st: Schedules that became active or ended,

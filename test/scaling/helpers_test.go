@@ -37,8 +37,11 @@ import (
 
 // offsetClock runs at the real rate, shifted by an offset that can be moved: the manager's
 // RequeueAfter is waited for in real time, and a boundary written in whole minutes can be
-// made to fall a few seconds ahead.
-type offsetClock struct{ offset atomic.Int64 }
+// made to fall a few seconds ahead. Its timers are real ones (durations are the same).
+type offsetClock struct {
+	clock.RealClock
+	offset atomic.Int64
+}
 
 func newOffsetClock(now time.Time) *offsetClock {
 	c := &offsetClock{}
@@ -53,10 +56,12 @@ func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.of
 
 func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
+func (c *offsetClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
 // sleepUntil sleeps until c reads t.
 func (c *offsetClock) sleepUntil(t time.Time) { time.Sleep(t.Sub(c.Now())) }
 
-var _ clock.PassiveClock = (*offsetClock)(nil)
+var _ clock.WithDelayedExecution = (*offsetClock)(nil)
 
 // restConfig is env.Config without client-side rate limiting, as the manager runs in a
 // cluster (controller-runtime turns it off by default there).
@@ -69,14 +74,14 @@ func restConfig() *rest.Config {
 // startManager runs both reconcilers, with clk, in a manager whose cache sees only the given
 // namespaces (so that parallel tests do not see each other's objects). The manager stops
 // when the test ends or when stop is called.
-func startManager(t testing.TB, clk clock.PassiveClock, namespaces ...string) (stop func()) {
+func startManager(t testing.TB, clk clock.WithDelayedExecution, namespaces ...string) (stop func()) {
 	t.Helper()
 	return startManagerWith(t, clk, nil, namespaces...)
 }
 
 // startManagerWith is startManager with the ScheduledPodAutoscaler reconciler's client
 // wrapped by wrap (nil: not wrapped), for benchmarks that time its calls.
-func startManagerWith(t testing.TB, clk clock.PassiveClock, wrap func(client.Client) client.Client, namespaces ...string) (stop func()) {
+func startManagerWith(t testing.TB, clk clock.WithDelayedExecution, wrap func(client.Client) client.Client, namespaces ...string) (stop func()) {
 	t.Helper()
 	return startManagerOpts(t, clk, managerOpts{wrap: wrap}, namespaces...)
 }
@@ -91,7 +96,7 @@ type managerOpts struct {
 
 // startManagerOpts runs both reconcilers as the manager binary does (sharing one jobs.Lanes),
 // with clk.
-func startManagerOpts(t testing.TB, clk clock.PassiveClock, o managerOpts, namespaces ...string) (stop func()) {
+func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpts, namespaces ...string) (stop func()) {
 	t.Helper()
 	mgr := newManager(t, namespaces...)
 	lanes := jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay))
