@@ -43,8 +43,8 @@ import (
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
@@ -272,18 +272,18 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	// the statuses, Schedule phases and events after them. The scaling reconcilers hold back
 	// their whole report (status and events); the Job owners write their status in the
 	// reconcile that started the run (it records the run), after the other objects' urgent
-	// writes (jobs.Base.WriteRecord), and hold back their events.
-	lanes := jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay))
-	if err := scheduledjob.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.scheduledJob)).SetupWithManager(mgr); err != nil {
+	// writes (base.Base.WriteRecord), and hold back their events.
+	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
+	if err := scheduledjob.New(mgr, clk, lanes, base.WithWorkers(opts.workers.scheduledJob)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
-	if err := eventjob.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.eventJob)).SetupWithManager(mgr); err != nil {
+	if err := eventjob.New(mgr, clk, lanes, base.WithWorkers(opts.workers.eventJob)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the EventJob reconciler: %w", err)
 	}
-	if err := scheduledpodautoscaler.New(mgr, clk, lanes, jobs.WithWorkers(opts.workers.scheduledPodAutoscaler)).SetupWithManager(mgr); err != nil {
+	if err := scheduledpodautoscaler.New(mgr, clk, lanes, base.WithWorkers(opts.workers.scheduledPodAutoscaler)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledPodAutoscaler reconciler: %w", err)
 	}
-	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, jobs.WithWorkers(opts.workers.schedule)).SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, base.WithWorkers(opts.workers.schedule)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
 	}
 

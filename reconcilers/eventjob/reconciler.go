@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -40,15 +41,15 @@ const DefaultWorkers = 32
 
 // Reconciler reconciles EventJobs.
 type Reconciler struct {
-	jobs.Base
+	base.Base
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
 //
-// With Lanes (jobs.WithLanes) its events wait behind the urgent writes of an instant.
-func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...jobs.Option) *Reconciler {
-	b := jobs.NewBase(mgr, clk, "almanac-eventjob", opts...)
-	b.Records = jobs.NewRecords()
+// With Lanes (base.WithLanes) its events wait behind the urgent writes of an instant.
+func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
+	b := base.NewBase(mgr, clk, "almanac-eventjob", opts...)
+	b.Records = base.NewRecords()
 	if b.Lanes != nil {
 		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
 	}
@@ -135,7 +136,7 @@ func (r *Reconciler) upstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJo
 		}
 		return []*batchv1.Job{j}, nil
 	}
-	return r.ListJobs(ctx, ej.Namespace, t.UpstreamKey())
+	return jobs.List(ctx, r.Client, ej.Namespace, t.UpstreamKey())
 }
 
 // downstreamJobs returns the Jobs that ej controls, with those that status lists as running
@@ -145,7 +146,7 @@ func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.Event
 	for _, ref := range ej.Status.Active {
 		expected = append(expected, ref.Name)
 	}
-	return r.OwnedJobs(ctx, ej, gvk.Kind, expected)
+	return jobs.Owned(ctx, r.Client, r.APIReader, ej, gvk.Kind, expected)
 }
 
 // apiActions are the actions of a reconcile against the API server.
@@ -167,7 +168,7 @@ func (a apiActions) create(ctx context.Context, tr trigger, name string) (jobs.C
 	return a.r.create(ctx, a.ej, tr, name)
 }
 
-// create creates the downstream Job of a trigger (see jobs.Base.CreateJob).
+// create creates the downstream Job of a trigger (see jobs.Create).
 func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr trigger, name string) (jobs.Creation, error) {
 	job := jobs.NewJob(&ej.Spec.JobTemplate, jobs.Run{
 		Name:      name,
@@ -182,7 +183,7 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 			batchv1alpha1.AnnotationTriggerTime:      batchv1alpha1.FormatTime(tr.outcome.Time),
 		},
 	})
-	c, err := r.CreateJob(ctx, ej, job)
+	c, err := jobs.Create(ctx, r.Client, r.APIReader, ej, job)
 	if err == nil && c.Created {
 		jobs.RunsStarted.WithLabelValues(jobs.KindEventJob).Inc()
 		jobs.TriggerLag.Observe(r.Clock.Since(tr.outcome.Time).Seconds())

@@ -1,21 +1,13 @@
-// Package jobs is the toolkit of almanac's reconcilers.
+// Package jobs is the Job owners' Job logic: what the ScheduledJob and EventJob reconcilers
+// share about the Jobs they create.
 //
-// Every reconciler (scheduledpodautoscaler, schedule, scheduledjob, eventjob) embeds Base and
-// takes the same steps the same way: it reads the object it reconciles (the Job owners
-// with ReadRecord, so that the record of which runs happened is never a stale cached copy
-// when a Job is about to be created; the scaling reconcilers from the cache); computes the new
-// status with a pure function; writes it with WriteStatus (only when it changed, under a
-// resourceVersion precondition, so that a stale copy fails the write and is read again); then
-// reports, as events and metrics, what changed between the status it read and the one it
-// wrote; and asks to be called again with RequeueAt.
+// Building a Job from a template (named, labelled and annotated by the contract in
+// api/batch/v1alpha1: deterministic names are the lock against duplicate runs), listing the
+// Jobs of a controller with the cache-miss fallback (Owned), the create/AlreadyExists ladder
+// (Create), reading a Job's outcome from its conditions, concurrency policy, history pruning,
+// the reports of Jobs that finished, event reasons and the Job metrics.
 //
-// For the Job owners (ScheduledJob and EventJob) it also holds what they share about the Jobs
-// they create: building a Job from a template (named, labelled and annotated by the contract
-// in api/batch/v1alpha1: deterministic names are the lock against duplicate runs), listing
-// the Jobs of a controller with the cache-miss fallback (OwnedJobs), the create/AlreadyExists
-// ladder (CreateJob), reading a Job's outcome from its conditions, concurrency policy,
-// history pruning, event reasons and metrics.
-//
-// It owns no objects and watches nothing. It imports api/ only: a reconciler may import it,
-// it never imports a reconciler.
+// It owns no objects and watches nothing. It imports api/ only: a Job owner may import it,
+// it never imports a reconciler; the scaling reconcilers do not need it (they are built on
+// reconcilers/base).
 package jobs

@@ -4,7 +4,7 @@
 // nextEndTime and the Valid condition — and keeps it true at the Schedule's own window
 // boundaries by asking to be called again exactly then (RequeueAfter); at a boundary the
 // phase is written once the HPA writes due then are done, or when Lanes stops holding it
-// back (jobs.Lanes). It watches Schedules
+// back (base.Lanes). It watches Schedules
 // (and autoscalers' overlapPolicy), and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
 // ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
 // change of a Schedule enqueues its autoscaler there.
@@ -38,7 +38,7 @@ import (
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // DefaultWorkers is how many Schedules are reconciled at once unless
@@ -52,7 +52,7 @@ const controllerName = "schedule"
 
 // Reconciler keeps a Schedule's status true at its window boundaries.
 type Reconciler struct {
-	jobs.Base
+	base.Base
 	// EvaluationErrors counts, per reconcile, a Schedule that cannot be evaluated: the
 	// almanac_autoscaler_schedule_evaluation_errors_total series of kind "Schedule", which the
 	// ScheduledPodAutoscaler reconciler owns and the manager hands in. Nil counts nothing.
@@ -61,8 +61,8 @@ type Reconciler struct {
 
 // New returns a Reconciler that uses mgr's clients and event recorder, takes "now" from clk
 // and counts the Schedules it cannot evaluate with evaluationErrors (nil: not counted).
-func New(mgr ctrl.Manager, clk clock.PassiveClock, evaluationErrors prometheus.Counter, opts ...jobs.Option) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-schedule", opts...), EvaluationErrors: evaluationErrors}
+func New(mgr ctrl.Manager, clk clock.PassiveClock, evaluationErrors prometheus.Counter, opts ...base.Option) *Reconciler {
+	return &Reconciler{Base: base.NewBase(mgr, clk, "almanac-schedule", opts...), EvaluationErrors: evaluationErrors}
 }
 
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
@@ -92,11 +92,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	next = LeftOut(&st, s, forbid, now, next)
 	held, err := r.writeStatus(ctx, s, st)
 	if err != nil {
-		return jobs.Retry(err)
+		return base.Retry(err)
 	}
 	// A held status is written when Lanes wakes this reconcile after the HPA writes, and at
 	// the latest when the hold ends; the next boundary comes first if it is sooner.
-	return jobs.RequeueAt(jobs.Sooner(next, held), r.Clock.Now()), nil
+	return base.RequeueAt(base.Sooner(next, held), r.Clock.Now()), nil
 }
 
 // forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy
@@ -209,7 +209,7 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 // writeStatus writes the status if it changed and then, once it is recorded, reports a newly
 // invalid Schedule. A Schedule's phase follows the bounds it changes: while HPA writes (or
 // Jobs) are due or under way, it writes nothing and returns until when Lanes holds it back
-// (jobs.Lanes); zero otherwise.
+// (base.Lanes); zero otherwise.
 func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) (held time.Time, err error) {
 	changed := !equality.Semantic.DeepEqual(s.Status, st)
 	if changed {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -38,15 +39,15 @@ const DefaultWorkers = 32
 
 // Reconciler reconciles ScheduledJobs.
 type Reconciler struct {
-	jobs.Base
+	base.Base
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
 //
-// With Lanes (jobs.WithLanes) its events wait behind the urgent writes of an instant.
-func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...jobs.Option) *Reconciler {
-	b := jobs.NewBase(mgr, clk, "almanac-scheduledjob", opts...)
-	b.Records = jobs.NewRecords()
+// With Lanes (base.WithLanes) its events wait behind the urgent writes of an instant.
+func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
+	b := base.NewBase(mgr, clk, "almanac-scheduledjob", opts...)
+	b.Records = base.NewRecords()
 	if b.Lanes != nil {
 		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
 	}
@@ -125,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
 	// lands on the slot instead of late by this reconcile's duration.
 	r.Lanes.Expect(controllerName, req.NamespacedName, now.Add(p.requeueAfter))
-	return jobs.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
+	return base.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
 }
 
 // ownedJobs returns the Jobs that sj controls, with those that status lists as active and the
@@ -138,7 +139,7 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
 		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
-	return r.OwnedJobs(ctx, sj, gvk.Kind, expected)
+	return jobs.Owned(ctx, r.Client, r.APIReader, sj, gvk.Kind, expected)
 }
 
 // execute deletes the Jobs that Replace replaces and creates the Job of plan.run. AlreadyExists
@@ -171,7 +172,7 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 	if p.oneShot {
 		job.Finalizers = append(job.Finalizers, batchv1alpha1.FinalizerOutcome)
 	}
-	c, err := r.CreateJob(ctx, sj, job)
+	c, err := jobs.Create(ctx, r.Client, r.APIReader, sj, job)
 	switch {
 	case err != nil:
 		return outcome{}, err
@@ -213,7 +214,7 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 // is gone or being deleted: nothing will record their outcome, and the garbage collector (or a
 // foreground deletion of the ScheduledJob) waits for them.
 func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
-	list, err := r.ListJobs(ctx, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
+	list, err := jobs.List(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // noEvents records nothing.
@@ -66,8 +66,8 @@ func TestHeldReportKeepsItsWakeUp(t *testing.T) {
 		}).
 		WithObjects(spa, window).
 		Build()
-	lanes := jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)
-	r := &Reconciler{Base: jobs.Base{Client: c, APIReader: c, Clock: clk, Recorder: noEvents{}, Lanes: lanes}}
+	lanes := base.NewLanes(clk, base.DefaultMaxReportDelay)
+	r := &Reconciler{Base: base.Base{Client: c, APIReader: c, Clock: clk, Recorder: noEvents{}, Lanes: lanes}}
 
 	// The EventJobs' traffic: each step, both create a Job (due at once, under way, done) and
 	// start the record of it, which is written while the next step's Jobs go out, so that a

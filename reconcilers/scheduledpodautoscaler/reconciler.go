@@ -43,7 +43,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scaling"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // Event reasons of this reconciler (besides the condition reasons of the API package).
@@ -76,9 +76,9 @@ const DefaultWorkers = 128
 // At a boundary the HPA write goes first: the reconcile writes the HPA, and when Lanes says
 // that other urgent writes are due or under way, it leaves the status and the events to a
 // reconcile that Lanes wakes once they are done, or that runs at the hold's deadline or the
-// next boundary, whichever comes first (see jobs.Lanes).
+// next boundary, whichever comes first (see base.Lanes).
 type Reconciler struct {
-	jobs.Base
+	base.Base
 	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA (and the HPA's
 	// resourceVersion that the write returned) and left the status to a later one, so that the
 	// transition's lag is measured to the write, and so that the later one, which often runs
@@ -103,8 +103,8 @@ const hpaKind = "HorizontalPodAutoscaler"
 
 // New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
 // clk.
-func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...jobs.Option) *Reconciler {
-	return &Reconciler{Base: jobs.NewBase(mgr, clk, "almanac-scheduledpodautoscaler", opts...)}
+func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
+	return &Reconciler{Base: base.NewBase(mgr, clk, "almanac-scheduledpodautoscaler", opts...)}
 }
 
 // The HPA's ownerReference sets blockOwnerDeletion, which clusters with the
@@ -163,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	held, werr := r.writeStatus(ctx, spa, d, hs, now)
 	switch {
 	case werr != nil:
-		return jobs.Retry(werr)
+		return base.Retry(werr)
 	case err != nil:
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
 	case held.IsZero():
@@ -172,7 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.Lanes.Expect(controllerName, req.NamespacedName, d.Next)
 	// A held status is written when Lanes wakes this reconcile, and at the latest when the
 	// hold ends; the next boundary comes first if it is sooner.
-	return jobs.RequeueAt(jobs.Sooner(d.Next, held), r.Clock.Now()), nil
+	return base.RequeueAt(base.Sooner(d.Next, held), r.Clock.Now()), nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for. last is
@@ -243,7 +243,7 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 // cannot repeat them), emits the events and observes the transition metrics. The write is
 // conditional on the resourceVersion of spa as this reconcile read it, so the events and the
 // transition are what this reconcile changed. When other urgent writes are due or under way
-// (jobs.Lanes) it writes nothing and returns until when Lanes holds the status back (zero
+// (base.Lanes) it writes nothing and returns until when Lanes holds the status back (zero
 // when it was written, or unchanged).
 func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (held time.Time, err error) {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))

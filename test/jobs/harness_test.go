@@ -31,8 +31,8 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
@@ -277,15 +277,15 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		SkipNameValidation: ptr.To(true),
 		NewQueue:           clk.newQueue,
 	}
-	with := []jobs.Option{
-		jobs.WithControllerOptions(opts),
-		jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay)), // as the manager binary shares one
+	with := []base.Option{
+		base.WithControllerOptions(opts),
+		base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay)), // as the manager binary shares one
 	}
 	if f != nil {
-		with = append(with, jobs.WithClient(func(c client.Client) client.Client { return flakyClient{c, f} }))
+		with = append(with, base.WithClient(func(c client.Client) client.Client { return flakyClient{c, f} }))
 	}
 	if onCreate != nil {
-		with = append(with, jobs.WithClient(func(c client.Client) client.Client { return createHook{c, onCreate} }))
+		with = append(with, base.WithClient(func(c client.Client) client.Client { return createHook{c, onCreate} }))
 	}
 	sj := scheduledjob.New(mgr, clk, with...)
 	ej := eventjob.New(mgr, clk, with...)

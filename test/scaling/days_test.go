@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 )
@@ -48,9 +48,9 @@ func TestWeekdayWindowOpensFridayNotSaturday(t *testing.T) {
 	mgr := newManager(t, ns)
 	run(t, mgr)
 	clk := clocktesting.NewFakeClock(time.Time{})
-	base := jobs.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
-	spaReconciler := &scheduledpodautoscaler.Reconciler{Base: base}
-	scheduleReconciler := &schedule.Reconciler{Base: base, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}
+	b := base.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}
+	spaReconciler := &scheduledpodautoscaler.Reconciler{Base: b}
+	scheduleReconciler := &schedule.Reconciler{Base: b, EvaluationErrors: scheduledpodautoscaler.ScheduleEvaluationErrors()}
 	eventually(t, 10*time.Second, func() error {
 		schedules := &autoscalingv1alpha1.ScheduleList{}
 		err := mgr.GetClient().List(ctx, schedules, client.InNamespace(ns), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: "web"})

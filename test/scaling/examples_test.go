@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks/manifest"
@@ -53,7 +53,7 @@ func TestMigratedExamples(t *testing.T) {
 	mgr := newManager(t, ns)
 	run(t, mgr)
 	clk := clocktesting.NewFakeClock(time.Time{})
-	r := &scheduledpodautoscaler.Reconciler{Base: jobs.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}}
+	r := &scheduledpodautoscaler.Reconciler{Base: base.Base{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clk, Recorder: mgr.GetEventRecorder("almanac")}}
 	eventually(t, 10*time.Second, func() error {
 		schedules := &autoscalingv1alpha1.ScheduleList{}
 		err := mgr.GetClient().List(ctx, schedules, client.InNamespace(ns), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: "nginx"})

@@ -29,7 +29,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
-	"github.com/almanac-dev/almanac/reconcilers/jobs"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/test/testenv"
@@ -94,20 +94,20 @@ type managerOpts struct {
 	workers int
 }
 
-// startManagerOpts runs both reconcilers as the manager binary does (sharing one jobs.Lanes),
+// startManagerOpts runs both reconcilers as the manager binary does (sharing one base.Lanes),
 // with clk.
 func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpts, namespaces ...string) (stop func()) {
 	t.Helper()
 	mgr := newManager(t, namespaces...)
-	lanes := jobs.WithLanes(jobs.NewLanes(clk, jobs.DefaultMaxReportDelay))
-	spaOpts := []jobs.Option{lanes, jobs.WithWorkers(o.workers)}
+	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
+	spaOpts := []base.Option{lanes, base.WithWorkers(o.workers)}
 	if o.wrap != nil {
-		spaOpts = append(spaOpts, jobs.WithClient(o.wrap))
+		spaOpts = append(spaOpts, base.WithClient(o.wrap))
 	}
 	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, jobs.WithWorkers(o.workers)).SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, base.WithWorkers(o.workers)).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)

@@ -54,7 +54,7 @@ func (c *laggingHPAs) Get(ctx context.Context, key types.NamespacedName, obj cli
 }
 
 // TestReportDoesNotWriteTheHPAAgain: at a boundary shared by more autoscalers than there are
-// workers, an autoscaler's status waits for the other HPA writes (jobs.Lanes), and the
+// workers, an autoscaler's status waits for the other HPA writes (base.Lanes), and the
 // reconcile that writes it comes while the cache may not have its own HPA write yet. It reads
 // that HPA around the cache instead of writing it again: one apply per autoscaler and
 // boundary, and the transition's lag is measured to the apply, not to a second one.

@@ -703,7 +703,7 @@ func TestForbidIsBackedByTheReconciler(t *testing.T) {
 
 // TestHPAWritesComeFirstAtABoundary: when more autoscalers share a boundary than the
 // controller has workers, every HPA write of the boundary is stored before any status,
-// Schedule phase or event of it: those wait (jobs.Lanes) so that they do not delay the
+// Schedule phase or event of it: those wait (base.Lanes) so that they do not delay the
 // writes the boundary is for. resourceVersions are etcd's revisions, a total order of writes.
 func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	t.Parallel()

@@ -1,21 +1,18 @@
-package jobs
+package base
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
-	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
 )
 
@@ -120,7 +117,7 @@ func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client
 // reports and events wait for it in turn (Lanes.Recording). The record is still written
 // before the reconcile returns, so the next reconcile of the same object reads it; a crash
 // during the wait is a crash between a Job and its record, which the Job's name covers
-// (CreateJob).
+// (jobs.Create).
 func (b *Base) WriteRecord(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
 	return b.writeStatus(ctx, controller, kind, obj, changed)
 }
@@ -178,94 +175,4 @@ func Sooner(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// ListJobs returns the Jobs in namespace whose controller has the ControllerKey key, from the
-// cache (batchv1alpha1.JobControllerField).
-func (b *Base) ListJobs(ctx context.Context, namespace, key string) ([]*batchv1.Job, error) {
-	list := &batchv1.JobList{}
-	if err := b.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{batchv1alpha1.JobControllerField: key}); err != nil {
-		return nil, fmt.Errorf("failed to list the Jobs of %s in %s: %w", key, namespace, err)
-	}
-	out := make([]*batchv1.Job, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, &list.Items[i])
-	}
-	return out, nil
-}
-
-// OwnedJobs returns the Jobs that owner (of kind gvk's) controls. The cache may not have
-// caught up with a Job created a moment ago, so the Jobs named in expected (those that status
-// lists as active, a one-shot's Job) are read through APIReader when the cache does not have
-// them.
-func (b *Base) OwnedJobs(ctx context.Context, owner client.Object, kind string, expected []string) ([]*batchv1.Job, error) {
-	all, err := b.ListJobs(ctx, owner.GetNamespace(), batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, kind, owner.GetName()))
-	if err != nil {
-		return nil, err
-	}
-	var owned []*batchv1.Job
-	seen := map[string]bool{}
-	for _, j := range all {
-		if IsControlledBy(j, owner) {
-			owned = append(owned, j)
-			seen[j.Name] = true
-		}
-	}
-	for _, name := range expected {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		j := &batchv1.Job{}
-		err := b.APIReader.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, j)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("failed to get Job %s/%s: %w", owner.GetNamespace(), name, err)
-		case IsControlledBy(j, owner):
-			owned = append(owned, j)
-		}
-	}
-	return owned, nil
-}
-
-// Creation is the outcome of CreateJob.
-type Creation struct {
-	// Job is the run's Job: created now, or created by an earlier attempt. Nil when the Job
-	// could not be created.
-	Job *batchv1.Job
-	// Created is true when this call created Job.
-	Created bool
-	// Conflict is true when a Job of that name exists and is not controlled by the owner:
-	// almanac leaves it alone and the run does not start.
-	Conflict bool
-	// Rejected is the API server's answer when it refused the Job built from the owner's
-	// jobTemplate (Invalid or BadRequest): the run does not start.
-	Rejected error
-}
-
-// CreateJob creates a run's Job. Deterministic names are the lock against duplicate runs:
-// AlreadyExists on a Job that owner controls is success (an earlier attempt created it). User
-// errors (a Job of that name that is not ours, a template the API server rejects) are
-// returned in the Creation, for the owner's Ready condition; API errors are returned for a
-// retry, which finds the Job through its name if it was created after all.
-func (b *Base) CreateJob(ctx context.Context, owner client.Object, job *batchv1.Job) (Creation, error) {
-	err := b.Client.Create(ctx, job)
-	switch {
-	case err == nil:
-		return Creation{Job: job, Created: true}, nil
-	case apierrors.IsAlreadyExists(err):
-		existing := &batchv1.Job{}
-		if err := b.APIReader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
-			return Creation{}, fmt.Errorf("failed to get Job %s/%s: %w", job.Namespace, job.Name, err)
-		}
-		if IsControlledBy(existing, owner) {
-			return Creation{Job: existing}, nil
-		}
-		return Creation{Conflict: true}, nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return Creation{Rejected: err}, nil
-	default:
-		return Creation{}, fmt.Errorf("failed to create Job %s/%s: %w", job.Namespace, job.Name, err)
-	}
 }

@@ -1,4 +1,4 @@
-package jobs
+package base
 
 import (
 	"reflect"
@@ -70,7 +70,7 @@ func TestHeldEventIsReferences(t *testing.T) {
 	l, done := busyLanes(t)
 	rec := &recordedEvents{}
 	sj, job := bigOwner(16)
-	l.Events(rec, scheme.Scheme).Eventf(sj, job, corev1.EventTypeNormal, EventJobCreated, ActionCreate, "Created Job %s", job.Name)
+	l.Events(rec, scheme.Scheme).Eventf(sj, job, corev1.EventTypeNormal, "JobCreated", "Create", "Created Job %s", job.Name)
 	sj.Name, job.Name = "renamed", "renamed" // the held event keeps what it said
 	if got := rec.got(); len(got) != 0 {
 		t.Fatalf("recorded %q while a Job is under way, want the event held", got)
@@ -91,7 +91,7 @@ func TestHeldEventIsReferences(t *testing.T) {
 	// An event without a related object gets none.
 	l, done = busyLanes(t)
 	rec = &recordedEvents{}
-	l.Events(rec, scheme.Scheme).Eventf(sj, nil, corev1.EventTypeWarning, "RunsMissed", ActionCreate, "missed")
+	l.Events(rec, scheme.Scheme).Eventf(sj, nil, corev1.EventTypeWarning, "RunsMissed", "Create", "missed")
 	done()
 	if len(rec.related) != 1 || rec.related[0] != nil {
 		t.Errorf("related %v, want a nil runtime.Object", rec.related)
@@ -116,7 +116,7 @@ func TestHeldEventsRetainNoObject(t *testing.T) {
 	before := heap()
 	for range n {
 		sj, job := bigOwner(size)
-		recorder.Eventf(sj, job, corev1.EventTypeNormal, EventJobCreated, ActionCreate, "Created Job %s", job.Name)
+		recorder.Eventf(sj, job, corev1.EventTypeNormal, "JobCreated", "Create", "Created Job %s", job.Name)
 	}
 	retained := int64(heap()) - int64(before)
 	l.mu.Lock()
