@@ -1,26 +1,38 @@
-package webhooks
+package admission
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
 
-// rules binds the defaulting and validation functions of one kind to its JSON form, which is
+// Object is an API object with metadata: what controller-runtime calls client.Object, written
+// with apimachinery's interfaces so that api/ needs no controller-runtime. A client.Object is
+// an Object, and the other way round.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Rules binds the defaulting and validation functions of one kind to its JSON form, which is
 // what both the webhooks and the CLI handle.
-type rules interface {
+type Rules interface {
 	GroupVersionKind() schema.GroupVersionKind
 	// Resource is the kind's plural resource name.
 	Resource() string
@@ -32,10 +44,10 @@ type rules interface {
 	// Validate decodes raw (and oldRaw, on update; nil on create) and validates it.
 	Validate(ctx context.Context, raw, oldRaw []byte, env Env) (field.ErrorList, []string, error)
 	// Decode decodes raw into the kind's Go type.
-	Decode(raw []byte) (client.Object, error)
+	Decode(raw []byte) (Object, error)
 }
 
-type kindRules[T client.Object] struct {
+type kindRules[T Object] struct {
 	gvk      schema.GroupVersionKind
 	resource string
 	defaults func(T) []string
@@ -58,7 +70,7 @@ func (k *kindRules[T]) decode(raw []byte) (T, error) {
 	return obj, nil
 }
 
-func (k *kindRules[T]) Decode(raw []byte) (client.Object, error) { return k.decode(raw) }
+func (k *kindRules[T]) Decode(raw []byte) (Object, error) { return k.decode(raw) }
 
 func (k *kindRules[T]) Default(raw []byte) (map[string]any, []string, bool, error) {
 	obj, changes, warnings, skip, err := k.changes(raw)
@@ -125,19 +137,9 @@ func (k *kindRules[T]) Validate(ctx context.Context, raw, oldRaw []byte, env Env
 	return k.validate(ctx, obj, old, env)
 }
 
-// mutatePath and validatePath are the webhook server paths of a kind, as kubebuilder names
-// them: /mutate-<group with dashes>-<version>-<lower-case kind>.
-func mutatePath(gvk schema.GroupVersionKind) string { return "/mutate-" + pathSuffix(gvk) }
-
-func validatePath(gvk schema.GroupVersionKind) string { return "/validate-" + pathSuffix(gvk) }
-
-func pathSuffix(gvk schema.GroupVersionKind) string {
-	return strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
-}
-
 // allRules holds the rules of almanac's four kinds, by GroupVersionKind.
-var allRules = func() map[schema.GroupVersionKind]rules {
-	list := []rules{
+var allRules = func() map[schema.GroupVersionKind]Rules {
+	list := []Rules{
 		&kindRules[*autoscalingv1alpha1.ScheduledPodAutoscaler]{
 			gvk:      autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"),
 			resource: "scheduledpodautoscalers",
@@ -166,12 +168,24 @@ var allRules = func() map[schema.GroupVersionKind]rules {
 			validate: ValidateEventJob,
 		},
 	}
-	m := make(map[schema.GroupVersionKind]rules, len(list))
+	m := make(map[schema.GroupVersionKind]Rules, len(list))
 	for _, r := range list {
 		m[r.GroupVersionKind()] = r
 	}
 	return m
 }()
+
+// RulesFor returns the rules of one of almanac's four kinds; nil for any other kind.
+func RulesFor(gvk schema.GroupVersionKind) Rules { return allRules[gvk] }
+
+// Kinds returns almanac's four kinds, the ones RulesFor knows, sorted by group and kind.
+func Kinds() []schema.GroupVersionKind {
+	kinds := slices.Collect(maps.Keys(allRules))
+	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Version, b.Version), strings.Compare(a.Kind, b.Kind))
+	})
+	return kinds
+}
 
 // isAlmanacGroup reports whether group is one of almanac's API groups.
 func isAlmanacGroup(group string) bool {

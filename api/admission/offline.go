@@ -1,4 +1,4 @@
-package webhooks
+package admission
 
 import (
 	"context"
@@ -8,20 +8,32 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
-	"github.com/almanac-dev/almanac/webhooks/migrate"
 )
 
 // DefaultNamespace is the namespace of an input object that names none, as for kubectl
 // without a context namespace.
 const DefaultNamespace = "default"
+
+// Document is one object of the input of offline admission, with where it came from
+// (commands/manifest reads them: manifest.Document is this type).
+type Document struct {
+	// File is the path the object was read from, or "-" for standard input.
+	File string
+	// Index is the position of the YAML document in File, from 0. Objects of one List share
+	// the List's index.
+	Index int
+	// Object is the object as written: nothing defaulted.
+	Object *unstructured.Unstructured
+	// Raw is the object's JSON, for strict decoding.
+	Raw []byte
+}
 
 // Result is the verdict on one almanac object of the input.
 type Result struct {
@@ -67,9 +79,9 @@ type Report struct {
 	Notes []string `json:"notes"`
 	// Skipped are the input objects that are not almanac's, which the API server would hand
 	// to other handlers.
-	Skipped []manifest.Document `json:"-"`
+	Skipped []Document `json:"-"`
 	// Replaced are the skipped objects of systems that almanac replaces, each with the command
-	// that converts it.
+	// that converts it: those the ReplacedBy option names (none without it).
 	Replaced []Replaced `json:"replaced"`
 }
 
@@ -85,18 +97,39 @@ type Replaced struct {
 	Hint string `json:"hint"`
 }
 
-// MigrateHint says, for an object of a system that almanac replaces, what it is and which
-// command converts it into almanac's kind: `almanac validate` reports it instead of only
-// skipping the object. file is where the object was read ("-" for standard input). ok is false
-// for every other kind.
-func MigrateHint(gvk schema.GroupVersionKind, file string) (string, bool) {
-	src, ok := migrate.Lookup(gvk)
-	if !ok {
-		return "", false
+// PermissionsNotChecked is what `almanac validate` reports, once, when its input holds an
+// object that the permission check covers: offline there is no user to ask about.
+const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
+	"from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there " +
+	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
+
+// checksPermissions reports whether the webhook's permission check (webhooks/permissions.go,
+// DelegatedActions) covers objects of kind gk.
+func checksPermissions(gk schema.GroupKind) bool {
+	switch gk {
+	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(),
+		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind():
+		return true
 	}
-	return fmt.Sprintf("%s (%s) of %s, which almanac replaces: `almanac migrate -f %s` converts it into an almanac %s with the same behaviour",
-		withArticle(gvk.Kind), gvk.GroupVersion(), src.System, file, src.Into), true
+	return false
 }
+
+// Hint says, for a skipped object of kind gvk read from file ("-" for standard input), what
+// it is and which command converts it into one of almanac's kinds; ok is false for a kind
+// that nothing converts. `almanac validate` passes `almanac migrate`'s (ReplacedBy), so that
+// this package needs nothing of the commands.
+type Hint func(gvk schema.GroupVersionKind, file string) (hint string, ok bool)
+
+// Option changes what Validate and ValidateUpdate report.
+type Option func(*options)
+
+type options struct {
+	replacedBy Hint
+}
+
+// ReplacedBy reports each skipped object for which hint says ok in Report.Replaced, with the
+// hint.
+func ReplacedBy(hint Hint) Option { return func(o *options) { o.replacedBy = hint } }
 
 // Validate runs, offline, what the API server and almanac's webhooks do when the documents
 // are applied in order to an empty cluster (kubectl apply -f): each almanac object is a
@@ -111,8 +144,8 @@ func MigrateHint(gvk schema.GroupVersionKind, file string) (string, bool) {
 // an overlap or a cycle is reported once, at the object that closes it, as the webhook would).
 // Objects that are not almanac's are skipped, but count as existing for triggers (a Job or
 // CronJob in the same input).
-func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Report, error) {
-	return validate(ctx, docs, now, false)
+func Validate(ctx context.Context, docs []Document, now time.Time, opts ...Option) (*Report, error) {
+	return validate(ctx, docs, now, false, opts)
 }
 
 // ValidateUpdate runs, offline, what the API server and almanac's webhooks do when the
@@ -123,11 +156,15 @@ func Validate(ctx context.Context, docs []manifest.Document, now time.Time) (*Re
 // since it was created is admitted with a warning), and the schema's rules ratchet too.
 // Every object of the input exists, for the others' lookups (autoscalers, sibling Schedules,
 // triggers), whatever the verdict on it.
-func ValidateUpdate(ctx context.Context, docs []manifest.Document, now time.Time) (*Report, error) {
-	return validate(ctx, docs, now, true)
+func ValidateUpdate(ctx context.Context, docs []Document, now time.Time, opts ...Option) (*Report, error) {
+	return validate(ctx, docs, now, true, opts)
 }
 
-func validate(ctx context.Context, docs []manifest.Document, now time.Time, update bool) (*Report, error) {
+func validate(ctx context.Context, docs []Document, now time.Time, update bool, opts []Option) (*Report, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	schemas, err := loadSchemas()
 	if err != nil {
 		return nil, fmt.Errorf("failed to load the embedded CustomResourceDefinitions: %w", err)
@@ -140,7 +177,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 	// found as targets.
 	type pending struct {
 		result *Result
-		rules  rules
+		rules  Rules
 		obj    map[string]any
 	}
 	var queue []pending
@@ -154,7 +191,10 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 		if !isAlmanacGroup(gvk.Group) {
 			report.Skipped = append(report.Skipped, doc)
 			report.Summary.Skipped++
-			if hint, ok := MigrateHint(gvk, doc.File); ok {
+			if o.replacedBy == nil {
+				continue
+			}
+			if hint, ok := o.replacedBy(gvk, doc.File); ok {
 				report.Replaced = append(report.Replaced, Replaced{
 					File: doc.File, Index: doc.Index, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
 					Namespace: obj.GetNamespace(), Name: obj.GetName(), Hint: hint,
@@ -267,7 +307,7 @@ func validate(ctx context.Context, docs []manifest.Document, now time.Time, upda
 	return report, nil
 }
 
-func decodeTyped(r rules, obj map[string]any) (client.Object, error) {
+func decodeTyped(r Rules, obj map[string]any) (Object, error) {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -337,19 +377,19 @@ type inputLookup struct {
 	exists map[inputKey]bool
 	// all has the almanac objects that passed the schema, by key (a later document replaces
 	// an earlier one, as kubectl apply would update it).
-	all map[inputKey]client.Object
+	all map[inputKey]Object
 	// admitted has the almanac objects admitted so far, in order.
-	admitted map[inputKey]client.Object
+	admitted map[inputKey]Object
 	// rejected has the almanac objects that the validating rules rejected so far: on the API
 	// server they do not exist for the objects after them.
 	rejected map[inputKey]bool
 }
 
 func newInputLookup() *inputLookup {
-	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]client.Object{}, admitted: map[inputKey]client.Object{}, rejected: map[inputKey]bool{}}
+	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]Object{}, admitted: map[inputKey]Object{}, rejected: map[inputKey]bool{}}
 }
 
-func (l *inputLookup) admit(obj client.Object) {
+func (l *inputLookup) admit(obj Object) {
 	if obj == nil {
 		return
 	}
@@ -357,7 +397,7 @@ func (l *inputLookup) admit(obj client.Object) {
 	l.admitted[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = obj
 }
 
-func allRulesKind(obj client.Object) schema.GroupVersionKind {
+func allRulesKind(obj Object) schema.GroupVersionKind {
 	switch obj.(type) {
 	case *autoscalingv1alpha1.ScheduledPodAutoscaler:
 		return autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler")

@@ -1,4 +1,4 @@
-package webhooks
+package admission
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -27,7 +26,7 @@ import (
 var now = time.Date(2027, time.January, 15, 12, 0, 0, 0, time.UTC)
 
 // lookupOf is a Lookup over the given objects (the CLI's, which is a plain in-memory set).
-func lookupOf(objs ...client.Object) *inputLookup {
+func lookupOf(objs ...Object) *inputLookup {
 	l := newInputLookup()
 	for _, obj := range objs {
 		obj.SetNamespace("ns")
@@ -44,7 +43,7 @@ func lookupOf(objs ...client.Object) *inputLookup {
 	return l
 }
 
-func typeName(obj client.Object) string {
+func typeName(obj Object) string {
 	switch obj.(type) {
 	case *batchv1.Job:
 		return "*v1.Job"
@@ -104,46 +103,46 @@ func TestValidateSchedule(t *testing.T) {
 		name    string
 		obj     *autoscalingv1alpha1.Schedule
 		old     *autoscalingv1alpha1.Schedule
-		objects []client.Object
+		objects []Object
 		want    result
 	}{{
 		name:    "valid",
 		obj:     schedule("a", daily("09:00", "17:00", "Asia/Tokyo")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 	}, {
 		name:    "unknown zone with suggestions",
 		obj:     schedule("a", daily("09:00", "17:00", "Asia/Tokio")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want:    result{Errors: []string{`spec.timeZone: Invalid value: "Asia/Tokio": "Asia/Tokio" is not a known IANA time zone: did you mean "Asia/Tokyo"?`}},
 	}, {
 		name:    "half-hour offset",
 		obj:     schedule("a", daily("09:00", "17:00", "+05:30")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.timeZone: Invalid value: "+05:30": "+05:30" is not a whole-hour offset: only whole-hour offsets have a fixed zone (Etc/GMT±N); ` +
 			`use the IANA zone of the place instead, e.g. "Asia/Kolkata" for +05:30`}},
 	}, {
 		name:    "Local",
 		obj:     schedule("a", daily("09:00", "17:00", "Local")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.timeZone: Invalid value: "Local": "Local" means the zone of the machine that evaluates the schedule, which differs between machines: ` +
 			`use an IANA name such as "Europe/Berlin", or "UTC"`}},
 	}, {
 		name:    "start equals end",
 		obj:     schedule("a", daily("09:00", "09:00", "UTC")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.endTime: Invalid value: "09:00": "09:00" equals the start time: the window would be empty; ` +
 			`an end at or before the start crosses midnight (e.g. 22:00 to 02:00)`}},
 	}, {
 		name:    "stale OneShot on create",
 		obj:     schedule("a", past),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.endTime: Invalid value: "2026-12-26T00:00": the window ended at 2026-12-26 00:00 Europe/Berlin (2026-12-25 23:00 UTC), ` +
 			`which is not after now (2027-01-15 12:00 UTC): a OneShot Schedule in the past would never be active; set startTime and endTime to a future window, or delete the Schedule`}},
 	}, {
 		name:    "stale OneShot, update that leaves the window alone (ratcheted)",
 		obj:     schedule("a", past),
 		old:     schedule("a", past),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Warnings: []string{"spec.endTime: the OneShot window ended at 2026-12-26 00:00 Europe/Berlin (2026-12-25 23:00 UTC): " +
 			"this Schedule will never be active again; delete it when it is no longer needed"}},
 	}, {
@@ -152,25 +151,25 @@ func TestValidateSchedule(t *testing.T) {
 		old: schedule("a", autoscalingv1alpha1.ScheduleSpec{
 			Type: "OneShot", StartTime: "2026-12-24T18:00", EndTime: "2026-12-25T00:00", TimeZone: "Europe/Berlin",
 		}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.endTime: Invalid value: "2026-12-26T00:00": the window ended at 2026-12-26 00:00 Europe/Berlin (2026-12-25 23:00 UTC), ` +
 			`which is not after now (2027-01-15 12:00 UTC): a OneShot Schedule in the past would never be active; set startTime and endTime to a future window, or delete the Schedule`}},
 	}, {
 		name:    "@every",
 		obj:     schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: "@every 5m", Duration: "1m"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.schedule: Invalid value: "@every 5m": "@every 5m" is not supported: @every counts from when the controller started and ignores the time zone; ` +
 			`use a 5-field schedule such as "*/5 * * * *"`}},
 	}, {
 		name:    "TZ= prefix",
 		obj:     schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: "TZ=Asia/Tokyo 0 9 * * *", Duration: "1h"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.schedule: Invalid value: "TZ=Asia/Tokyo 0 9 * * *": "TZ=Asia/Tokyo 0 9 * * *" sets a time zone inside the schedule: ` +
 			`remove "TZ=Asia/Tokyo" and set the schedule's time zone to "Asia/Tokyo" instead`}},
 	}, {
 		name:    "cron that never fires, and a duration under a minute",
 		obj:     schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Cron", Schedule: "0 0 30 2 *", Duration: "30s"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{
 			`spec.schedule: Invalid value: "0 0 30 2 *": ` + neverFires(t, "0 0 30 2 *"),
 			`spec.duration: Invalid value: "30s": "30s" is shorter than one minute: expected a Go duration of at least 1m, e.g. "90m" or "2h30m"`,
@@ -178,7 +177,7 @@ func TestValidateSchedule(t *testing.T) {
 	}, {
 		name:    "DST gap and repeat",
 		obj:     schedule("a", daily("02:30", "01:30", "America/New_York")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Warnings: []string{
 			"spec.startTime: 02:30 does not exist in America/New_York on 2027-03-14 (clocks jump from 02:00 to 03:00): the window starts at 03:00 EDT (07:00 UTC)",
 			"spec.endTime: 01:30 occurs twice in America/New_York on 2027-11-07 (clocks go back from 02:00 to 01:00): the window ends at the first occurrence, 01:30 EDT (05:30 UTC)",
@@ -186,7 +185,7 @@ func TestValidateSchedule(t *testing.T) {
 	}, {
 		name:    "legacy zone name",
 		obj:     schedule("a", daily("09:00", "17:00", "EST")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want:    result{Warnings: []string{"spec.timeZone: EST is a fixed UTC-05:00 offset without daylight saving time; for US Eastern time use America/New_York"}},
 	}, {
 		name: "missing autoscaler",
@@ -195,51 +194,51 @@ func TestValidateSchedule(t *testing.T) {
 	}, {
 		name:    "overlap under Forbid",
 		obj:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, nineToFive},
+		objects: []Object{forbid, nineToFive},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "overlap under Forbid, first interval already open",
 		obj:     schedule("a", daily("20:00", "22:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, schedule("evening", daily("21:00", "23:00", "Asia/Tokyo"))},
+		objects: []Object{forbid, schedule("evening", daily("21:00", "23:00", "Asia/Tokyo"))},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "evening", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-15 21:00 to 22:00 Asia/Tokyo (2027-01-15 12:00 to 13:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "overlap under Forbid with another zone",
 		obj:     schedule("a", daily("07:00", "09:00", "UTC")),
-		objects: []client.Object{forbid, nineToFive},
+		objects: []Object{forbid, nineToFive},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-16 07:00 to 08:00 UTC; move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "overlap under Forbid, update that leaves the window alone (ratcheted)",
 		obj:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
 		old:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, nineToFive},
+		objects: []Object{forbid, nineToFive},
 		want:    result{Warnings: []string{`spec: the windows overlap those of Schedule "office" (overlapPolicy Forbid) from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC)`}},
 	}, {
 		name:    "touching windows do not overlap; the Schedule itself is not its sibling",
 		obj:     schedule("office", daily("17:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, nineToFive, schedule("office", daily("09:00", "17:00", "Asia/Tokyo")), schedule("late", daily("18:00", "19:00", "Asia/Tokyo"))},
+		objects: []Object{forbid, nineToFive, schedule("office", daily("09:00", "17:00", "Asia/Tokyo")), schedule("late", daily("18:00", "19:00", "Asia/Tokyo"))},
 	}, {
 		name:    "a suspended sibling counts",
 		obj:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, suspended(nineToFive)},
+		objects: []Object{forbid, suspended(nineToFive)},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "siblings of another autoscaler do not count",
 		obj:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{forbid, schedule("other", autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: "api"}, Type: "Daily", StartTime: "09:00", EndTime: "17:00", TimeZone: "Asia/Tokyo"})},
+		objects: []Object{forbid, schedule("other", autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: autoscalingv1alpha1.ScaleTargetReference{Name: "api"}, Type: "Daily", StartTime: "09:00", EndTime: "17:00", TimeZone: "Asia/Tokyo"})},
 	}, {
 		name:    "overlap under Max is a warning",
 		obj:     schedule("a", daily("16:00", "18:00", "Asia/Tokyo")),
-		objects: []client.Object{web, nineToFive},
+		objects: []Object{web, nineToFive},
 		want: result{Warnings: []string{`spec: the windows overlap those of Schedule "office" from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); ` +
 			`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`}},
 	}, {
 		name: "many overlaps are summarized",
 		obj:  schedule("a", daily("00:00", "23:00", "UTC")),
-		objects: []client.Object{forbid,
+		objects: []Object{forbid,
 			schedule("s1", daily("01:00", "02:00", "UTC")), schedule("s2", daily("02:00", "03:00", "UTC")), schedule("s3", daily("03:00", "04:00", "UTC")),
 			schedule("s4", daily("04:00", "05:00", "UTC")), schedule("s5", daily("05:00", "06:00", "UTC"))},
 		want: result{Errors: []string{
@@ -251,38 +250,38 @@ func TestValidateSchedule(t *testing.T) {
 	}, {
 		name:    "daysOfWeek: a day that is not one, by its index",
 		obj:     schedule("a", weekdays("09:00", "18:00", "Asia/Tokyo", "Monday", "Fryday")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.daysOfWeek[1]: Invalid value: "Fryday": "Fryday" is not a day of the week (did you mean "Friday"?): ` +
 			`expected Monday to Sunday, or Mon to Sun, e.g. "Friday"`}},
 	}, {
 		name: "daysOfWeek on a Weekly window",
 		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Monday", StartTime: "11:50", EndDayOfWeek: "Wednesday", EndTime: "13:00",
 			DaysOfWeek: []string{"Monday", "Wednesday"}, TimeZone: "Asia/Tokyo"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Errors: []string{`spec.daysOfWeek: Invalid value: "Monday, Wednesday": "Monday, Wednesday" is set, but Weekly windows do not use this field: remove it; ` +
 			`a Weekly window is one stretch from its start day and time to its end day and time, while type Daily with these days opens the same hours on each of them`}},
 	}, {
 		name:    "weekdays only: overlaps are found on the days both open",
 		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday")),
-		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"))},
+		objects: []Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"))},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "no overlap when the days differ",
 		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday", "Sunday")),
-		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday"))},
+		objects: []Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday"))},
 	}, {
 		name:    "an update that changes only daysOfWeek is checked again (not ratcheted)",
 		obj:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Saturday")),
 		old:     schedule("a", weekdays("16:00", "18:00", "Asia/Tokyo", "Sunday")),
-		objects: []client.Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Saturday"))},
+		objects: []Object{forbid, schedule("office", weekdays("09:00", "17:00", "Asia/Tokyo", "Saturday"))},
 		want: result{Errors: []string{`spec: Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: ` +
 			`both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name: "a Weekly window over several days whose end time is after its start time: how long, and how to write each day",
 		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Monday", StartTime: "11:50", EndDayOfWeek: "Wednesday", EndTime: "13:00",
 			TimeZone: "Asia/Tokyo"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Warnings: []string{`spec: a Weekly window is one stretch of time: Monday 11:50 to Wednesday 13:00 in Asia/Tokyo is open for 2 days 1 hour 10 minutes at a time, once a week. ` +
 			`For 11:50 to 13:00 on each day from Monday to Wednesday, write type: Daily, startTime: "11:50", endTime: "13:00", daysOfWeek: [Monday, Tuesday, Wednesday] ` +
 			"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)"}},
@@ -290,7 +289,7 @@ func TestValidateSchedule(t *testing.T) {
 		name: "the same over the whole week says every day",
 		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Tuesday", StartTime: "09:00", EndDayOfWeek: "Monday", EndTime: "10:00",
 			TimeZone: "UTC"}),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Warnings: []string{`spec: a Weekly window is one stretch of time: Tuesday 09:00 to Monday 10:00 in UTC is open for 6 days 1 hour at a time, once a week. ` +
 			`For 09:00 to 10:00 on each day from Tuesday to Monday, write type: Daily, startTime: "09:00", endTime: "10:00" (every day) ` +
 			"(scheduled-pod-autoscaler read Weekly fields that way; `almanac migrate` converts its manifests)"}},
@@ -298,7 +297,7 @@ func TestValidateSchedule(t *testing.T) {
 		name: "a weekend window (end time before start time) and a window on one day are not warned about",
 		obj: schedule("a", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Friday", StartTime: "18:00", EndDayOfWeek: "Monday", EndTime: "08:00",
 			TimeZone: "UTC"}),
-		objects: []client.Object{web, schedule("b", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Tuesday", StartTime: "10:00", EndDayOfWeek: "Tuesday", EndTime: "19:00"})},
+		objects: []Object{web, schedule("b", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "Tuesday", StartTime: "10:00", EndDayOfWeek: "Tuesday", EndTime: "19:00"})},
 	}, {
 		name: "being deleted",
 		obj: func() *autoscalingv1alpha1.Schedule {
@@ -337,8 +336,8 @@ func TestValidateScheduleLimits(t *testing.T) {
 	hourlyAt := func(name string, minute int) *autoscalingv1alpha1.Schedule {
 		return schedule(name, cronSpec(fmt.Sprintf("%d * * * *", minute), "1m"))
 	}
-	full := func(extra ...client.Object) []client.Object {
-		objs := []client.Object{forbid}
+	full := func(extra ...Object) []Object {
+		objs := []Object{forbid}
 		for i := range autoscalingv1alpha1.MaxSchedules {
 			objs = append(objs, schedule(fmt.Sprintf("s%03d", i), cronSpec(fmt.Sprintf("%d %d * * *", i%60, i/60), "1m")))
 		}
@@ -351,39 +350,39 @@ func TestValidateScheduleLimits(t *testing.T) {
 		name    string
 		obj     *autoscalingv1alpha1.Schedule
 		old     *autoscalingv1alpha1.Schedule
-		objects []client.Object
+		objects []Object
 		want    result
 	}{{
 		name:    "touching hourly windows, at the limit, are compared and admitted",
 		obj:     hourlyAt("m1", 1),
-		objects: []client.Object{forbid, hourlyAt("m0", 0), hourlyAt("m2", 2)},
+		objects: []Object{forbid, hourlyAt("m0", 0), hourlyAt("m2", 2)},
 	}, {
 		name:    "a window every other minute is refused",
 		obj:     schedule("a", cronSpec("*/2 * * * *", "1m")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want:    result{Errors: []string{tooFrequent}},
 	}, {
 		name:    "…but not when its windows touch and merge",
 		obj:     schedule("a", cronSpec("*/2 * * * *", "2m")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 	}, {
 		name:    "…and only warned about on an update that leaves its timing alone",
 		obj:     schedule("dense", cronSpec("*/2 * * * *", "1m")),
 		old:     schedule("dense", cronSpec("*/2 * * * *", "1m")),
-		objects: []client.Object{web},
+		objects: []Object{web},
 		want: result{Warnings: []string{"spec.schedule: the Cron window opens more than 8784 windows in the next 366 days, more than almanac compares: " +
 			"its overlaps with other Schedules are not checked"}},
 	}, {
 		name:    "under Forbid, a sibling that opens too many windows refuses a new Schedule, named",
 		obj:     schedule("a", daily("09:30", "09:45", "UTC")),
-		objects: []client.Object{forbid, dense, hourlyAt("m0", 0)},
+		objects: []Object{forbid, dense, hourlyAt("m0", 0)},
 		want: result{Errors: []string{`spec: Forbidden: the windows could not be compared with those of every other Schedule, and ScheduledPodAutoscaler "web" has overlapPolicy Forbid, ` +
 			`so almanac cannot check that they overlap none: Schedule "dense" opens more than 8784 windows in the next 366 days (it was stored without this check): ` +
 			`change its schedule or delete it; or set the autoscaler's overlapPolicy to Max`}},
 	}, {
 		name:    "under Max, the same is a warning",
 		obj:     schedule("a", daily("09:00", "10:00", "UTC")),
-		objects: []client.Object{web, dense},
+		objects: []Object{web, dense},
 		want: result{Warnings: []string{`spec: overlaps with some Schedules were not checked: Schedule "dense" opens more than 8784 windows in the next 366 days ` +
 			`(it was stored without this check): change its schedule or delete it`}},
 	}, {
@@ -606,12 +605,12 @@ func TestValidateEventJob(t *testing.T) {
 		name    string
 		obj     *batchv1alpha1.EventJob
 		old     *batchv1alpha1.EventJob
-		objects []client.Object
+		objects []Object
 		want    result
 	}{{
 		name:    "trigger exists",
 		obj:     eventJob("a", "CronJob", "hello"),
-		objects: []client.Object{hello},
+		objects: []Object{hello},
 	}, {
 		name: "trigger missing",
 		obj:  eventJob("a", "CronJob", "hello"),
@@ -628,32 +627,32 @@ func TestValidateEventJob(t *testing.T) {
 	}, {
 		name:    "A triggers on B triggers on A",
 		obj:     eventJob("a", "EventJob", "b"),
-		objects: []client.Object{eventJob("b", "EventJob", "a")},
+		objects: []Object{eventJob("b", "EventJob", "a")},
 		want: result{Errors: []string{`spec.trigger.name: Invalid value: "b": this trigger closes a cycle: EventJob "a" triggers on EventJob "b", which triggers on EventJob "a"; ` +
 			`each Job would start the next one, forever: trigger on an object outside the cycle`}},
 	}, {
 		name:    "a longer cycle",
 		obj:     eventJob("a", "EventJob", "b"),
-		objects: []client.Object{eventJob("b", "EventJob", "c"), eventJob("c", "EventJob", "a")},
+		objects: []Object{eventJob("b", "EventJob", "c"), eventJob("c", "EventJob", "a")},
 		want: result{Errors: []string{`spec.trigger.name: Invalid value: "b": this trigger closes a cycle: EventJob "a" triggers on EventJob "b", which triggers on EventJob "c", ` +
 			`which triggers on EventJob "a"; each Job would start the next one, forever: trigger on an object outside the cycle`}},
 	}, {
 		name:    "a chain that ends elsewhere",
 		obj:     eventJob("a", "EventJob", "b"),
-		objects: []client.Object{eventJob("b", "EventJob", "c"), eventJob("c", "ScheduledJob", "nightly"), hello},
+		objects: []Object{eventJob("b", "EventJob", "c"), eventJob("c", "ScheduledJob", "nightly"), hello},
 	}, {
 		name:    "a cycle upstream that this EventJob does not close",
 		obj:     eventJob("a", "EventJob", "b"),
-		objects: []client.Object{eventJob("b", "EventJob", "c"), eventJob("c", "EventJob", "b")},
+		objects: []Object{eventJob("b", "EventJob", "c"), eventJob("c", "EventJob", "b")},
 	}, {
 		name:    "an update that keeps the trigger is not checked again",
 		obj:     eventJob("a", "EventJob", "b"),
 		old:     eventJob("a", "EventJob", "b"),
-		objects: []client.Object{eventJob("b", "EventJob", "a")},
+		objects: []Object{eventJob("b", "EventJob", "a")},
 	}, {
 		name:    "name too long for the Jobs",
 		obj:     eventJob(strings.Repeat("e", 60), "CronJob", "hello"),
-		objects: []client.Object{hello},
+		objects: []Object{hello},
 		want: result{Errors: []string{`metadata.name: Too long: 60 characters, but an EventJob's name may have at most 52: its Jobs are named "<name>-<suffix>" with a suffix of up to 10 characters ` +
 			`(derived from the upstream Job's UID), and a Job's name must fit the 63-character job-name label of its Pods; shorten the name by 8 characters`}},
 	}}
@@ -690,7 +689,7 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 		name    string
 		obj     *autoscalingv1alpha1.ScheduledPodAutoscaler
 		old     *autoscalingv1alpha1.ScheduledPodAutoscaler
-		objects []client.Object
+		objects []Object
 		want    result
 	}{{
 		name: "valid",
@@ -726,7 +725,7 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 		name: "switching to Forbid while Schedules overlap",
 		obj:  forbid,
 		old:  base(nil),
-		objects: []client.Object{
+		objects: []Object{
 			schedule("early", daily("08:00", "10:00", "UTC")), schedule("office", daily("09:00", "17:00", "UTC")), schedule("night", daily("22:00", "06:00", "UTC")),
 		},
 		// Pairs are checked by name: early and night do not overlap, early and office do.
@@ -736,7 +735,7 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 		name:    "staying Forbid is not checked again",
 		obj:     forbid,
 		old:     forbid,
-		objects: []client.Object{schedule("early", daily("08:00", "10:00", "UTC")), schedule("office", daily("09:00", "17:00", "UTC"))},
+		objects: []Object{schedule("early", daily("08:00", "10:00", "UTC")), schedule("office", daily("09:00", "17:00", "UTC"))},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -754,16 +753,16 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 // TestValidationOnlyReadsTheLookup: the webhook's Lookup hands out objects shared with the
 // manager's cache (shallow copies of the Schedules), so validation must not change them.
 func TestValidationOnlyReadsTheLookup(t *testing.T) {
-	objs := []client.Object{
+	objs := []Object{
 		spa("web", "Forbid"),
 		schedule("b", weekdays("09:00", "17:00", "europe/berlin", "fri", "mon")),
 		schedule("a", daily("9:00", "12:00", "Asia/Tokyo")),
 		schedule("c", autoscalingv1alpha1.ScheduleSpec{Type: "Weekly", StartDayOfWeek: "sun", StartTime: "10:00", EndDayOfWeek: "mon", EndTime: "11:00", TimeZone: "UTC"}),
 	}
 	env := Env{Now: now, Objects: lookupOf(objs...)}
-	before := make([]client.Object, len(objs))
+	before := make([]Object, len(objs))
 	for i, o := range objs {
-		before[i] = o.DeepCopyObject().(client.Object)
+		before[i] = o.DeepCopyObject().(Object)
 	}
 	ctx := context.Background()
 	if _, _, err := ValidateSchedule(ctx, schedule("d", daily("10:00", "11:00", "UTC")), nil, env); err != nil {

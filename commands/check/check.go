@@ -2,8 +2,8 @@
 // current kubeconfig. Its central question is the one that breaks installs: does the API
 // server reach almanac's webhooks with a certificate it trusts? It answers it the way every
 // `kubectl apply` will, with a server-side dry-run create that passes through the webhooks.
-// It lives with the certificates because that is what it mostly checks; the Helm chart runs
-// it after an install.
+// It lives with the other commands (commands/), and imports certs for what it checks of the
+// certificates; the Helm chart runs it after an install.
 package check
 
 import (

@@ -19,20 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/almanac-dev/almanac/api/admission"
 )
 
-// Document is one object read from the input, with where it came from.
-type Document struct {
-	// File is the path the object was read from, or "-" for standard input.
-	File string
-	// Index is the position of the YAML document in File, from 0. Objects of one List share
-	// the List's index.
-	Index int
-	// Object is the object as written: nothing defaulted.
-	Object *unstructured.Unstructured
-	// Raw is the object's JSON, for strict decoding.
-	Raw []byte
-}
+// Document is one object read from the input, with where it came from (File, Index), as
+// written (Object) and as JSON (Raw). It is offline admission's input type, so that what Read
+// returns goes to admission.Validate as it is.
+type Document = admission.Document
 
 // Read reads every object from the given paths. A path is a file, a directory (its *.yaml,
 // *.yml and *.json files; all levels below too when recursive) or "-" for stdin. Empty

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
-	"github.com/almanac-dev/almanac/webhooks/migrate"
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
+	"github.com/almanac-dev/almanac/commands/migrate"
 )
 
 var update = flag.Bool("update", false, "rewrite examples/migrate/almanac/ with the current output of almanac migrate")
@@ -40,7 +40,7 @@ func migrateFile(t *testing.T, file string) (string, migrate.Result) {
 
 // TestExamplesGolden runs almanac migrate on each original manifest in examples/migrate/ (the
 // replaced systems' own samples) and compares the output with examples/migrate/almanac/, which
-// the README and docs/migrate.md show. Regenerate with `go test ./webhooks/migrate -update` and
+// the README and docs/migrate.md show. Regenerate with `go test ./commands/migrate -update` and
 // review the diff. Each conversion must be complete (no errors), each note must be quoted in
 // docs/migrate.md, and the output must be admitted by `almanac validate`.
 func TestExamplesGolden(t *testing.T) {
@@ -83,7 +83,7 @@ func TestExamplesGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report, err := webhooks.Validate(context.Background(), docs, now)
+			report, err := admission.Validate(context.Background(), docs, now, admission.ReplacedBy(migrate.Hint))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 // Source is a kind of a replaced system that migrate converts.
@@ -192,4 +192,24 @@ func metadata(c *conversion, obj map[string]any) map[string]any {
 // object returns an almanac object.
 func object(apiVersion, kind string, meta, spec map[string]any) map[string]any {
 	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta, "spec": spec}
+}
+
+// Hint says, for an object of a system that almanac replaces, what it is and which command
+// converts it into almanac's kind: `almanac validate` reports it instead of only skipping the
+// object (admission.ReplacedBy). file is where the object was read ("-" for standard input).
+// ok is false for every other kind.
+func Hint(gvk schema.GroupVersionKind, file string) (string, bool) {
+	src, ok := Lookup(gvk)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s (%s) of %s, which almanac replaces: `almanac migrate -f %s` converts it into an almanac %s with the same behaviour",
+		withArticle(gvk.Kind), gvk.GroupVersion(), src.System, file, src.Into), true
+}
+
+func withArticle(noun string) string {
+	if strings.ContainsRune("AEIOU", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 // jobTemplate is the Job template of the test inputs; converters copy it as it is.

@@ -9,25 +9,26 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
+	"github.com/almanac-dev/almanac/commands/validate"
 )
 
 // Exit statuses of `almanac preview`, as for `almanac validate`.
 const (
-	ExitPreviewed = webhooks.ExitAdmitted // every almanac object admitted and previewed
-	ExitRefused   = webhooks.ExitRejected // an object refused by admission (the others previewed)
-	ExitUsage     = webhooks.ExitUsage    // bad flags, unreadable input, malformed YAML
+	ExitPreviewed = validate.ExitAdmitted // every almanac object admitted and previewed
+	ExitRefused   = validate.ExitRejected // an object refused by admission (the others previewed)
+	ExitUsage     = validate.ExitUsage    // bad flags, unreadable input, malformed YAML
 )
 
-// admit runs on the input what `almanac validate` runs (webhooks.Validate: strict decoding
+// admit runs on the input what `almanac validate` runs (admission.Validate: strict decoding
 // against the CRDs, schema defaulting, the mutating webhook, the OpenAPI schema and CEL, the
 // validating webhook, in kubectl apply order, at now), so that preview draws only what
 // admission admits, and as it would be stored: it returns the input with each almanac object
 // replaced by its defaulted form and the refused ones left out, and the results of the
 // refused ones. Objects of other kinds pass through.
-func admit(ctx context.Context, docs []manifest.Document, now time.Time) ([]manifest.Document, []webhooks.Result, error) {
-	report, err := webhooks.Validate(ctx, docs, now)
+func admit(ctx context.Context, docs []manifest.Document, now time.Time) ([]manifest.Document, []admission.Result, error) {
+	report, err := admission.Validate(ctx, docs, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,7 +38,7 @@ func admit(ctx context.Context, docs []manifest.Document, now time.Time) ([]mani
 	for i := range keep {
 		keep[i] = true
 	}
-	var refused []webhooks.Result
+	var refused []admission.Result
 	for _, r := range report.Results {
 		if !r.Allowed || r.Defaulted == nil {
 			refused = append(refused, r)
@@ -61,9 +62,9 @@ func admit(ctx context.Context, docs []manifest.Document, now time.Time) ([]mani
 }
 
 // writeRefused prints the refused objects as `almanac validate` reports them.
-func writeRefused(w io.Writer, refused []webhooks.Result) {
+func writeRefused(w io.Writer, refused []admission.Result) {
 	for i := range refused {
-		fmt.Fprint(w, webhooks.ResultText(&refused[i]))
+		fmt.Fprint(w, validate.ResultText(&refused[i]))
 	}
 	if n := len(refused); n > 0 {
 		fmt.Fprintf(w, "%d %s refused by admission and not previewed (`almanac validate` says the same)\n", n, map[bool]string{true: "object", false: "objects"}[n == 1])

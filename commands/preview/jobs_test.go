@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/almanac-dev/almanac/api/admission"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 // jobsInput has ScheduledJobs around the daylight-saving changes of 2027 in two zones.
@@ -174,7 +174,7 @@ spec:
 `
 			sj := &batchv1alpha1.ScheduledJob{Spec: batchv1alpha1.ScheduledJobSpec{Schedule: tt.written, TimeZone: "Asia/Tokyo"}}
 			sj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
-			webhooks.DefaultScheduledJob(sj)
+			admission.DefaultScheduledJob(sj)
 			if sj.Spec.At != tt.at {
 				t.Fatalf("admission stored at %q, want %q", sj.Spec.At, tt.at)
 			}
@@ -188,7 +188,7 @@ spec:
 			}
 
 			if tt.refused != "" {
-				errs, _, err := webhooks.ValidateScheduledJob(context.Background(), sj, nil, webhooks.Env{Now: time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC)})
+				errs, _, err := admission.ValidateScheduledJob(context.Background(), sj, nil, admission.Env{Now: time.Date(2027, 5, 1, 0, 0, 0, 0, time.UTC)})
 				if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.refused) {
 					t.Errorf("admission: %v %v, want it refused: %s", errs, err, tt.refused)
 				}

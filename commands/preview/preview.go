@@ -23,7 +23,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 // DefaultNamespace is the namespace of objects that name none, as for `almanac validate`.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the current output")
@@ -29,7 +29,7 @@ var goldenCases = []struct {
 }
 
 // TestGolden compares the text, JSON and SVG previews with testdata/*.golden. Regenerate them
-// with `go test ./webhooks/preview -update` and review the diff (open the SVGs in a
+// with `go test ./commands/preview -update` and review the diff (open the SVGs in a
 // browser).
 func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {

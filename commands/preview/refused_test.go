@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/commands/manifest"
+	"github.com/almanac-dev/almanac/commands/validate"
 )
 
 const (
@@ -114,10 +114,10 @@ spec:
 			if err := os.WriteFile(file, []byte(tt.input), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			validateOut, _, validateExit := run2(t, webhooks.NewValidateCommand(), "-f", file)
+			validateOut, _, validateExit := run2(t, validate.NewCommand(), "-f", file)
 			previewOut, previewErr, previewExit := run2(t, NewCommand(), "-f", file, "--from", "2027-01-04T00:00:00Z", "--for", "2d", "-o", "json")
-			if validateExit != webhooks.ExitRejected || previewExit != ExitRefused {
-				t.Errorf("exit status: validate %d, preview %d; want %d and %d", validateExit, previewExit, webhooks.ExitRejected, ExitRefused)
+			if validateExit != validate.ExitRejected || previewExit != ExitRefused {
+				t.Errorf("exit status: validate %d, preview %d; want %d and %d", validateExit, previewExit, validate.ExitRejected, ExitRefused)
 			}
 			want := verdictLines(validateOut)
 			if len(want) == 0 {

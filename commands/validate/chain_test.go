@@ -1,9 +1,11 @@
-package webhooks
+package validate
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/almanac-dev/almanac/api/admission"
 )
 
 // eventJobsYAML writes EventJobs prefix1 … prefixN, each triggering on the one before it and
@@ -28,7 +30,7 @@ func eventJobsYAML(prefix string, n int, first string, firstIsEventJob bool) str
 // the EventJob that makes them so, with the field, the limit, the length found and the fix;
 // chains at the limit are admitted.
 func TestEventJobChains(t *testing.T) {
-	only := func(r *Report, name string) Result {
+	only := func(r *admission.Report, name string) admission.Result {
 		t.Helper()
 		for _, res := range r.Results {
 			if !res.Allowed && res.Name != name {
@@ -41,7 +43,7 @@ func TestEventJobChains(t *testing.T) {
 			}
 		}
 		t.Fatalf("no result for %s", name)
-		return Result{}
+		return admission.Result{}
 	}
 	t.Run("a chain of 100 is admitted", func(t *testing.T) {
 		if r := validateString(t, eventJobsYAML("e", 100, "migrate", false)); r.Summary.Rejected != 0 {
@@ -50,7 +52,7 @@ func TestEventJobChains(t *testing.T) {
 	})
 	t.Run("the 101st of a chain is refused", func(t *testing.T) {
 		res := only(validateString(t, eventJobsYAML("e", 101, "migrate", false)), "e101")
-		want := []ResultError{{Field: "spec.trigger.name", Type: "FieldValueInvalid", Message: `Invalid value: "e100": the chain of EventJob triggers from this EventJob is 101 EventJobs long, ` +
+		want := []admission.ResultError{{Field: "spec.trigger.name", Type: "FieldValueInvalid", Message: `Invalid value: "e100": the chain of EventJob triggers from this EventJob is 101 EventJobs long, ` +
 			`more than the 100 EventJobs that may trigger one after another: EventJob "e101" triggers on EventJob "e100", which triggers on EventJob "e99", which triggers on EventJob "e98", ` +
 			`which triggers on EventJob "e97", … (92 more) …, which triggers on EventJob "e4", which triggers on EventJob "e3", which triggers on EventJob "e2", which triggers on EventJob "e1"; ` +
 			`trigger on an EventJob nearer the start of the chain, or on the Job, CronJob or ScheduledJob that starts it`}}

@@ -1,4 +1,6 @@
-package webhooks
+// Package validate is `almanac validate`: the cobra command that runs offline admission
+// (api/admission) on manifests (commands/manifest), and its reports as text, JSON or JUnit.
+package validate
 
 import (
 	"encoding/json"
@@ -11,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
+	"github.com/almanac-dev/almanac/commands/migrate"
 )
 
 // Exit statuses of `almanac validate`.
@@ -31,9 +35,9 @@ type validateOptions struct {
 	asUpdate         bool
 }
 
-// NewValidateCommand returns `almanac validate`: the admission webhooks' defaulting and
+// NewCommand returns `almanac validate`: the admission webhooks' defaulting and
 // validation, and the CRDs' schemas and CEL rules, run offline on manifests.
-func NewValidateCommand() *cobra.Command {
+func NewCommand() *cobra.Command {
 	opts := validateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE|DIR|- [-f ...]",
@@ -99,11 +103,11 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 	if err != nil {
 		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
-	validate := Validate
+	validate := admission.Validate
 	if opts.asUpdate {
-		validate = ValidateUpdate
+		validate = admission.ValidateUpdate
 	}
-	report, err := validate(cmd.Context(), docs, now)
+	report, err := validate(cmd.Context(), docs, now, admission.ReplacedBy(migrate.Hint))
 	if err != nil {
 		return &manifest.ExitError{Code: ExitUsage, Err: err}
 	}
@@ -141,12 +145,12 @@ func runValidate(cmd *cobra.Command, opts validateOptions) error {
 
 // location names a document as FILE#INDEX, INDEX counting the file's documents from 0 as in
 // the JSON report (a "FILE:N" would read as a line number).
-func location(r *Result) string { return fmt.Sprintf("%s#%d", r.File, r.Index) }
+func location(r *admission.Result) string { return fmt.Sprintf("%s#%d", r.File, r.Index) }
 
 // ResultText is the text report's lines for one object: its location, kind, name and
 // verdict, then each error and warning. `almanac preview` prints the objects it refuses with
 // it.
-func ResultText(r *Result) string {
+func ResultText(r *admission.Result) string {
 	var b strings.Builder
 	verdict := "admitted"
 	if !r.Allowed {
@@ -166,7 +170,7 @@ func ResultText(r *Result) string {
 	return b.String()
 }
 
-func writeText(w io.Writer, report *Report) error {
+func writeText(w io.Writer, report *admission.Report) error {
 	var b strings.Builder
 	for i := range report.Results {
 		b.WriteString(ResultText(&report.Results[i]))
@@ -184,7 +188,7 @@ func writeText(w io.Writer, report *Report) error {
 	return err
 }
 
-func writeDefaulted(w io.Writer, report *Report) error {
+func writeDefaulted(w io.Writer, report *admission.Report) error {
 	for i := range report.Results {
 		r := &report.Results[i]
 		if r.Defaulted == nil {
@@ -235,7 +239,7 @@ type junitMessage struct {
 // writeJUnit writes one test suite per file and one test case per object: a failure for a
 // rejected object (or one with warnings, with warningsAsErrors), skipped for objects that are
 // not almanac's, warnings as system-out.
-func writeJUnit(w io.Writer, report *Report, warningsAsErrors bool) error {
+func writeJUnit(w io.Writer, report *admission.Report, warningsAsErrors bool) error {
 	suites := junitSuites{Name: "almanac validate"}
 	suiteOf := map[string]int{}
 	add := func(file string, c junitCase) {
@@ -279,7 +283,7 @@ func writeJUnit(w io.Writer, report *Report, warningsAsErrors bool) error {
 	for _, d := range report.Skipped {
 		gvk := d.Object.GroupVersionKind()
 		message := fmt.Sprintf("%s %s is not an almanac kind", gvk.GroupVersion(), gvk.Kind)
-		if hint, ok := MigrateHint(gvk, d.File); ok {
+		if hint, ok := migrate.Hint(gvk, d.File); ok {
 			message = hint
 		}
 		add(d.File, junitCase{

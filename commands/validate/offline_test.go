@@ -1,4 +1,4 @@
-package webhooks
+package validate
 
 import (
 	"bytes"
@@ -10,22 +10,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
+
+var now = time.Date(2027, time.January, 15, 12, 0, 0, 0, time.UTC)
 
 const nowFlag = "--now=2027-01-15T12:00:00Z"
 
-// validateString runs Validate on a multi-document manifest.
-func validateString(t *testing.T, input string) *Report {
+// validateString runs admission.Validate on a multi-document manifest.
+func validateString(t *testing.T, input string) *admission.Report {
 	t.Helper()
 	docs, err := manifest.Read([]string{"-"}, false, strings.NewReader(input))
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Validate(context.Background(), docs, now)
+	report, err := admission.Validate(context.Background(), docs, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +40,11 @@ func validateString(t *testing.T, input string) *Report {
 type verdictLine struct {
 	Object   string
 	Allowed  bool
-	Errors   []ResultError
+	Errors   []admission.ResultError
 	Warnings []string
 }
 
-func verdicts(r *Report) []verdictLine {
+func verdicts(r *admission.Report) []verdictLine {
 	var out []verdictLine
 	for _, res := range r.Results {
 		out = append(out, verdictLine{Object: res.Kind + " " + res.Namespace + "/" + res.Name, Allowed: res.Allowed, Errors: res.Errors, Warnings: res.Warnings})
@@ -69,7 +73,7 @@ spec:
   type: Daily
   startTme: "09:00"
   endTime: "17:00"`,
-		want: []verdictLine{{Object: "Schedule default/typo", Errors: []ResultError{
+		want: []verdictLine{{Object: "Schedule default/typo", Errors: []admission.ResultError{
 			{Field: "metadata.annotation", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "annotation": the Schedule schema has no such field here (did you mean "annotations"?); the API server rejects it under strict field validation, kubectl's default`},
 			{Field: "spec.startTme", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "startTme": the Schedule schema has no such field here (did you mean "startTime"?); the API server rejects it under strict field validation, kubectl's default`},
 		}, Warnings: []string{}}},
@@ -82,7 +86,7 @@ metadata: {name: deep}
 spec:
   schedule: "@daily"
   jobTemplate: {spec: {template: {spec: {containers: [{name: c, image: busybox, imagePullPolcy: Always}], restartPolicy: Never}}}}`,
-		want: []verdictLine{{Object: "ScheduledJob default/deep", Errors: []ResultError{
+		want: []verdictLine{{Object: "ScheduledJob default/deep", Errors: []admission.ResultError{
 			{Field: "spec.jobTemplate.spec.template.spec.containers[0].imagePullPolcy", Type: "FieldValueForbidden", Message: `Forbidden: unknown field "imagePullPolcy": the ScheduledJob schema has no such field here (did you mean "imagePullPolicy"?); the API server rejects it under strict field validation, kubectl's default`},
 		}, Warnings: []string{}}},
 	}, {
@@ -98,7 +102,7 @@ spec:
   type: Daily
   startTime: "9:00"
   endTime: "25:00"`,
-		want: []verdictLine{{Object: "Schedule default/cel", Errors: []ResultError{
+		want: []verdictLine{{Object: "Schedule default/cel", Errors: []admission.ResultError{
 			{Field: "spec.minReplicas", Type: "FieldValueInvalid", Message: "Invalid value: minReplicas must not be greater than maxReplicas"},
 			{Field: "spec.endTime", Type: "FieldValueInvalid", Message: `Invalid value: type Daily takes endTime as HH:mm on a 24-hour clock, e.g. "18:00"`},
 		}, Warnings: []string{}}},
@@ -112,7 +116,7 @@ spec:
   scaleTargetRef: {name: web}
   minReplicas: 2
   type: Monthly`,
-		want: []verdictLine{{Object: "Schedule default/enum", Errors: []ResultError{
+		want: []verdictLine{{Object: "Schedule default/enum", Errors: []admission.ResultError{
 			{Field: "spec.type", Type: "FieldValueNotSupported", Message: `Unsupported value: "Monthly": supported values: "Daily", "Weekly", "OneShot", "Cron"`},
 			{Field: "<nil>", Type: "FieldValueInvalid", Message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"},
 		}, Warnings: []string{}}},
@@ -124,7 +128,7 @@ kind: EventJob
 metadata: {name: Not_A_Name}
 spec:
   trigger: {kind: Job, name: up}` + jobTemplateYAML,
-		want: []verdictLine{{Object: "EventJob default/Not_A_Name", Errors: []ResultError{
+		want: []verdictLine{{Object: "EventJob default/Not_A_Name", Errors: []admission.ResultError{
 			{Field: "metadata.name", Type: "FieldValueInvalid", Message: `Invalid value: "Not_A_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
 		}, Warnings: []string{}}}, // a schema error ends the request before the validating webhook
 	}, {
@@ -133,7 +137,7 @@ spec:
 apiVersion: autoscaling.almanac.dev/v1
 kind: Schedule
 metadata: {name: v1}`,
-		want: []verdictLine{{Object: "Schedule default/v1", Errors: []ResultError{{
+		want: []verdictLine{{Object: "Schedule default/v1", Errors: []admission.ResultError{{
 			Field: "kind", Type: "FieldValueNotSupported",
 			Message: `Unsupported value: "autoscaling.almanac.dev/v1 Schedule": the API server has no Schedule in autoscaling.almanac.dev/v1; supported: autoscaling.almanac.dev/v1alpha1 Schedule, autoscaling.almanac.dev/v1alpha1 ScheduledPodAutoscaler`,
 		}}, Warnings: []string{}}},
@@ -162,9 +166,9 @@ metadata: {name: late, namespace: prod}
 spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Daily, startTime: "16:00", endTime: "18:00", timeZone: Asia/Tokyo}`,
 		wantSkipped: 1,
 		want: []verdictLine{
-			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
-			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
-			{Object: "Schedule prod/late", Errors: []ResultError{{
+			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/office", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/late", Errors: []admission.ResultError{{
 				Field: "spec", Type: "FieldValueForbidden",
 				Message: `Forbidden: the windows overlap those of Schedule "office", and ScheduledPodAutoscaler "web" has overlapPolicy Forbid: both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); move or shorten one of the windows, or set the autoscaler's overlapPolicy to Max`,
 			}}, Warnings: []string{}},
@@ -192,12 +196,12 @@ spec:
   overlapPolicy: Forbid
   horizontalPodAutoscalerSpec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 10}`,
 		want: []verdictLine{
-			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
-			{Object: "Schedule prod/late", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+			{Object: "Schedule prod/office", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
+			{Object: "Schedule prod/late", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{
 				`spec: the windows overlap those of Schedule "office" from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC); ` +
 					`while both are active the largest minReplicas and the largest maxReplicas apply (overlapPolicy Max)`,
 			}},
-			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+			{Object: "ScheduledPodAutoscaler prod/web", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{
 				`spec.overlapPolicy: Schedules "late" and "office" already overlap (both are active from 2027-01-16 16:00 to 17:00 Asia/Tokyo (2027-01-16 07:00 to 08:00 UTC)); ` +
 					`Forbid applies to Schedules created or changed from now on, so change one of them to remove the overlap`,
 			}},
@@ -228,18 +232,18 @@ metadata: {name: after-every, namespace: prod}
 spec:
   trigger: {kind: ScheduledJob, name: every}` + jobTemplateYAML,
 		want: []verdictLine{
-			{Object: "ScheduledPodAutoscaler prod/rollout", Errors: []ResultError{{
+			{Object: "ScheduledPodAutoscaler prod/rollout", Errors: []admission.ResultError{{
 				Field: "spec.horizontalPodAutoscalerSpec.scaleTargetRef.apiVersion", Type: "FieldValueRequired",
 				Message: `Required value: the HorizontalPodAutoscaler needs the API version of kind "Rollout" to find its scale subresource, e.g. "apps/v1" (it is filled in only for Deployment, StatefulSet and ReplicaSet)`,
 			}}, Warnings: []string{}},
-			{Object: "Schedule prod/office", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+			{Object: "Schedule prod/office", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{
 				`spec.scaleTargetRef.name: ScheduledPodAutoscaler "rollout" does not exist in namespace "prod": this Schedule changes nothing until it is created`,
 			}},
-			{Object: "ScheduledJob prod/every", Errors: []ResultError{{
+			{Object: "ScheduledJob prod/every", Errors: []admission.ResultError{{
 				Field: "spec.schedule", Type: "FieldValueInvalid",
 				Message: `Invalid value: "@every 1h": "@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "0 * * * *"`,
 			}}, Warnings: []string{}},
-			{Object: "EventJob prod/after-every", Allowed: true, Errors: []ResultError{}, Warnings: []string{
+			{Object: "EventJob prod/after-every", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{
 				`spec.trigger.name: ScheduledJob "every" does not exist in namespace "prod": the EventJob starts no Job until it exists and one of its Jobs reaches the trigger condition`,
 			}},
 		},
@@ -269,12 +273,12 @@ kind: CronJob
 metadata: {name: hello}`,
 		wantSkipped: 1,
 		want: []verdictLine{
-			{Object: "EventJob default/a", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
-			{Object: "EventJob default/b", Errors: []ResultError{{
+			{Object: "EventJob default/a", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
+			{Object: "EventJob default/b", Errors: []admission.ResultError{{
 				Field: "spec.trigger.name", Type: "FieldValueInvalid",
 				Message: `Invalid value: "a": this trigger closes a cycle: EventJob "b" triggers on EventJob "a", which triggers on EventJob "b"; each Job would start the next one, forever: trigger on an object outside the cycle`,
 			}}, Warnings: []string{}},
-			{Object: "EventJob default/c", Allowed: true, Errors: []ResultError{}, Warnings: []string{}},
+			{Object: "EventJob default/c", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
 		},
 	}, {
 		name: "the migrated AT manifest is moved to at, then rejected as stale",
@@ -286,7 +290,7 @@ spec:
   schedule: "2020-03-21T13:53:55Z"` + jobTemplateYAML,
 		want: []verdictLine{{
 			Object:   "ScheduledJob default/at-sample",
-			Errors:   []ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC (startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
+			Errors:   []admission.ResultError{{Field: "spec.at", Type: "FieldValueInvalid", Message: `Invalid value: "2020-03-21T13:53:55": the run was due at 2020-03-21 13:53:55 UTC and could start until 2020-03-21 14:03:55 UTC (startingDeadlineSeconds: 600), before now (2027-01-15 12:00:00 UTC), so the Job would never run: set at to a future wall time in UTC, e.g. "2027-01-15T13:00"`}},
 			Warnings: []string{`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`},
 		}},
 	}}
@@ -307,7 +311,7 @@ spec:
 // exit status.
 func runCommand(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := NewValidateCommand()
+	cmd := NewCommand()
 	var stdout, stderr bytes.Buffer
 	cmd.SetArgs(args)
 	cmd.SetIn(strings.NewReader(stdin))
@@ -368,7 +372,7 @@ func TestValidateCommandExitStatus(t *testing.T) {
 	bad := writeFile(t, dir, "bad.yaml", badZone)
 	warns := writeFile(t, dir, "warns.yaml", strings.ReplaceAll(validSchedule+"---\n"+spaYAML, "asia/tokyo", "EST"))
 	malformed := writeFile(t, dir, "malformed.yaml", "kind: [unclosed\n")
-	examples := filepath.Join("..", "examples")
+	examples := filepath.Join("..", "..", "examples")
 	// A v1 List in YAML and in JSON: each item is an object of its own.
 	list := writeFile(t, dir, "list.yaml", "apiVersion: v1\nkind: List\nitems:\n- "+strings.ReplaceAll(strings.TrimSpace(spaYAML), "\n", "\n  ")+
 		"\n- "+strings.ReplaceAll(strings.TrimSpace(badZone), "\n", "\n  ")+"\n")
@@ -448,7 +452,7 @@ func TestValidateCommandJSON(t *testing.T) {
 				}}, "warnings": []any{}},
 		},
 		"summary":  map[string]any{"objects": 3.0, "rejected": 1.0, "warnings": 0.0, "skipped": 1.0},
-		"notes":    []any{PermissionsNotChecked},
+		"notes":    []any{admission.PermissionsNotChecked},
 		"replaced": []any{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -606,24 +610,24 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	create, err := Validate(context.Background(), docs, now)
+	create, err := admission.Validate(context.Background(), docs, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if create.Summary.Rejected != 2 {
 		t.Fatalf("as creates: %d rejected, want the stale Schedule and ScheduledJob: %+v", create.Summary.Rejected, verdicts(create))
 	}
-	update, err := ValidateUpdate(context.Background(), docs, now)
+	update, err := admission.ValidateUpdate(context.Background(), docs, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []verdictLine{{
-		Object: "Schedule default/launch", Allowed: true, Errors: []ResultError{},
+		Object: "Schedule default/launch", Allowed: true, Errors: []admission.ResultError{},
 		Warnings: []string{"spec.endTime: the OneShot window ended at 2026-06-01 18:00 UTC: this Schedule will never be active again; delete it when it is no longer needed"},
 	}, {
-		Object: "ScheduledPodAutoscaler default/web", Allowed: true, Errors: []ResultError{}, Warnings: []string{},
+		Object: "ScheduledPodAutoscaler default/web", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{},
 	}, {
-		Object: "ScheduledJob default/at-sample", Allowed: true, Errors: []ResultError{},
+		Object: "ScheduledJob default/at-sample", Allowed: true, Errors: []admission.ResultError{},
 		Warnings: []string{
 			`spec.schedule: "2020-03-21T13:53:55Z" is a date and time, not a cron schedule: it was moved to spec.at as "2020-03-21T13:53:55", a wall time in UTC`,
 			"spec.at: the run was due at 2020-03-21 13:53:55 UTC and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
@@ -667,16 +671,16 @@ spec:
   minReplicas: 2
   timeZone: ""
 `)
-	emptyZone := ResultError{Field: "spec.timeZone", Type: "FieldValueInvalid",
+	emptyZone := admission.ResultError{Field: "spec.timeZone", Type: "FieldValueInvalid",
 		Message: `Invalid value: "": timeZone is empty: omit the field for UTC, or write an IANA time zone name such as "Europe/Berlin"`}
 	want := []verdictLine{{
-		Object: "ScheduledJob default/empty-schedule", Errors: []ResultError{{Field: "spec.schedule", Type: "FieldValueInvalid",
+		Object: "ScheduledJob default/empty-schedule", Errors: []admission.ResultError{{Field: "spec.schedule", Type: "FieldValueInvalid",
 			Message: `Invalid value: "": neither at nor schedule is set, so the Job would never run: set schedule to a cron schedule, e.g. "30 2 * * *", ` +
 				`or at to a wall time in the time zone to run it once, e.g. "2027-09-01T10:00"`}}, Warnings: []string{},
 	}, {
-		Object: "ScheduledJob default/empty-zone", Errors: []ResultError{emptyZone}, Warnings: []string{},
+		Object: "ScheduledJob default/empty-zone", Errors: []admission.ResultError{emptyZone}, Warnings: []string{},
 	}, {
-		Object: "Schedule default/empty-zone", Errors: []ResultError{emptyZone}, Warnings: []string{},
+		Object: "Schedule default/empty-zone", Errors: []admission.ResultError{emptyZone}, Warnings: []string{},
 	}}
 	if diff := cmp.Diff(want, verdicts(report)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -687,8 +691,8 @@ spec:
 // report says so once (not per object, and not as a failure), only when the input has an
 // object that the webhook's permission check covers.
 func TestValidateSaysPermissionsAreNotChecked(t *testing.T) {
-	const note = "note: " + PermissionsNotChecked + "\n"
-	examples := filepath.Join("..", "examples")
+	const note = "note: " + admission.PermissionsNotChecked + "\n"
+	examples := filepath.Join("..", "..", "examples")
 	stdout, stderr, code := runCommand(t, "", "-f", examples, nowFlag)
 	if code != ExitAdmitted {
 		t.Fatalf("exit status %d, want %d\n%s%s", code, ExitAdmitted, stdout, stderr)

@@ -1,4 +1,4 @@
-package webhooks
+package admission
 
 import (
 	"context"
@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 )
@@ -23,7 +21,7 @@ func BenchmarkValidateScheduleForbid(b *testing.B) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec:       autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: autoscalingv1alpha1.OverlapPolicyForbid},
 	}
-	objs := []client.Object{spa}
+	objs := []Object{spa}
 	monday := time.Date(2027, time.January, 18, 0, 0, 0, 0, time.UTC)
 	for i := range 100 {
 		start, end := monday.Add(time.Duration(i)*time.Hour), monday.Add(time.Duration(i+1)*time.Hour)
@@ -55,33 +53,5 @@ func BenchmarkValidateScheduleForbid(b *testing.B) {
 		if err != nil || len(errs) > 0 {
 			b.Fatal(err, errs)
 		}
-	}
-}
-
-// BenchmarkMutateSchedule is the mutating webhook's own work for the admission figure of
-// test/bench: the Schedule as a user writes it (days and zone to normalize) and as stored
-// (nothing to change), after the API server's schema defaults.
-func BenchmarkMutateSchedule(b *testing.B) {
-	m := &mutator{rules: allRules[autoscalingv1alpha1.GroupVersion.WithKind("Schedule")]}
-	for _, bm := range []struct{ name, obj string }{{
-		name: "normalize",
-		obj: `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"Schedule","metadata":{"name":"sunday","namespace":"ns","creationTimestamp":null},` +
-			`"spec":{"scaleTargetRef":{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"ScheduledPodAutoscaler","name":"web"},"minReplicas":3,"type":"Weekly",` +
-			`"startDayOfWeek":"sun","startTime":"10:00","endDayOfWeek":"sun","endTime":"11:00","timeZone":"europe/berlin"}}`,
-	}, {
-		name: "canonical",
-		obj: `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"Schedule","metadata":{"name":"sunday","namespace":"ns","creationTimestamp":null},` +
-			`"spec":{"scaleTargetRef":{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"ScheduledPodAutoscaler","name":"web"},"minReplicas":3,"type":"Weekly",` +
-			`"startDayOfWeek":"Sunday","startTime":"10:00","endDayOfWeek":"Sunday","endTime":"11:00","timeZone":"Europe/Berlin"}}`,
-	}} {
-		b.Run(bm.name, func(b *testing.B) {
-			req := request(admissionv1.Create, bm.obj, "")
-			b.ReportAllocs()
-			for b.Loop() {
-				if resp := m.Handle(context.Background(), req); !resp.Allowed {
-					b.Fatal(resp.Result)
-				}
-			}
-		})
 	}
 }
