@@ -143,7 +143,7 @@ chart-lint: $(HELM) ## Lint the chart in each certificate mode.
 
 .PHONY: chart-test
 chart-test: envtest $(HELM) ## Run the chart, certificate, RBAC and `almanac check` tests.
-	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./test/install ./test/rbac
+	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./commands/check ./test/install ./test/rbac
 
 .PHONY: helm
 helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.

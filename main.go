@@ -42,15 +42,16 @@ import (
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/certs"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
+	"github.com/almanac-dev/almanac/commands/migrate"
+	"github.com/almanac-dev/almanac/commands/preview"
+	"github.com/almanac-dev/almanac/commands/validate"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/migrate"
-	"github.com/almanac-dev/almanac/webhooks/preview"
 )
 
 // exitCoder is an error that chooses the process's exit status (`almanac validate` exits 1
@@ -91,7 +92,7 @@ func main() {
 	root.SetVersionTemplate("almanac {{.Version}}\n")
 	root.AddCommand(newManagerCommand())
 	root.AddCommand(preview.NewCommand())
-	root.AddCommand(webhooks.NewValidateCommand())
+	root.AddCommand(validate.NewCommand())
 	root.AddCommand(migrate.NewCommand())
 	root.AddCommand(check.NewCommand())
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -71,7 +73,8 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	permissions := newPermissionCheck(o, mgr.GetClient())
 	served := newServedNamespaces(o.namespaces)
 	server := mgr.GetWebhookServer()
-	for gvk, r := range allRules {
+	for _, gvk := range apiadmission.Kinds() {
+		r := apiadmission.RulesFor(gvk)
 		server.Register(mutatePath(gvk), &webhook.Admission{Handler: &mutator{rules: r, served: served}, LogConstructor: requestLogger})
 		server.Register(validatePath(gvk), &webhook.Admission{
 			Handler:        &validator{rules: r, clock: clk, objects: lookup, permissions: permissions, served: served},
@@ -83,7 +86,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 
 // mutator is the mutating webhook of one kind.
 type mutator struct {
-	rules rules
+	rules apiadmission.Rules
 	// served refuses objects in namespaces the manager does not serve; nil serves all.
 	served *servedNamespaces
 }
@@ -109,9 +112,9 @@ func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Res
 
 // validator is the validating webhook of one kind.
 type validator struct {
-	rules   rules
+	rules   apiadmission.Rules
 	clock   clock.PassiveClock
-	objects Lookup
+	objects apiadmission.Lookup
 	// permissions refuses a valid object whose writer may not do what almanac will do for
 	// them; nil checks nothing.
 	permissions *permissionCheck
@@ -131,7 +134,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if refused := v.served.refuse(req); refused != nil {
 		return *refused
 	}
-	errs, warnings, err := v.rules.Validate(ctx, req.Object.Raw, oldRaw, Env{Now: v.clock.Now(), Objects: v.objects})
+	errs, warnings, err := v.rules.Validate(ctx, req.Object.Raw, oldRaw, apiadmission.Env{Now: v.clock.Now(), Objects: v.objects})
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -145,6 +148,16 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	return admission.Allowed("").WithWarnings(warnings...)
 }
 
+// mutatePath and validatePath are the webhook server paths of a kind, as kubebuilder names
+// them: /mutate-<group with dashes>-<version>-<lower-case kind>.
+func mutatePath(gvk schema.GroupVersionKind) string { return "/mutate-" + pathSuffix(gvk) }
+
+func validatePath(gvk schema.GroupVersionKind) string { return "/validate-" + pathSuffix(gvk) }
+
+func pathSuffix(gvk schema.GroupVersionKind) string {
+	return strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
+}
+
 // CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
 // the manager's cached client (whose cache must have the indexes
 // autoscalingv1alpha1.ScheduleTargetField and batchv1alpha1.EventJobTriggerField), and Jobs
@@ -156,7 +169,7 @@ type CacheLookup struct {
 	APIReader client.Reader
 }
 
-var _ Lookup = (*CacheLookup)(nil)
+var _ apiadmission.Lookup = (*CacheLookup)(nil)
 
 func (l *CacheLookup) ScheduledPodAutoscaler(ctx context.Context, namespace, name string) (*autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -48,12 +49,12 @@ func sortedPatch(ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperat
 // status: {}) and no removal of fields the Go types do not know; and an empty patch for an
 // object that is already defaulted.
 func TestMutatorPatchesOnlyWhatDefaultingChanged(t *testing.T) {
-	schedule := allRules[autoscalingv1alpha1.GroupVersion.WithKind("Schedule")]
-	scheduledJob := allRules[batchv1alpha1.GroupVersion.WithKind("ScheduledJob")]
-	spa := allRules[autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler")]
+	schedule := apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("Schedule"))
+	scheduledJob := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("ScheduledJob"))
+	spa := apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
 	tests := []struct {
 		name  string
-		rules rules
+		rules apiadmission.Rules
 		obj   string
 		want  []jsonpatch.JsonPatchOperation
 	}{{
@@ -134,7 +135,7 @@ func TestMutatorPatchesOnlyWhatDefaultingChanged(t *testing.T) {
 func TestMutatorSkipsObjectsBeingDeleted(t *testing.T) {
 	obj := `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"Schedule","metadata":{"name":"a","deletionTimestamp":"2027-01-01T00:00:00Z","finalizers":["x"]},
 		"spec":{"scaleTargetRef":{"name":"web"},"type":"Daily","startTime":"9:00","endTime":"17:00"}}`
-	resp := (&mutator{rules: allRules[autoscalingv1alpha1.GroupVersion.WithKind("Schedule")]}).Handle(context.Background(), request(admissionv1.Update, obj, obj))
+	resp := (&mutator{rules: apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("Schedule"))}).Handle(context.Background(), request(admissionv1.Update, obj, obj))
 	if !resp.Allowed || len(resp.Patches) > 0 {
 		t.Errorf("want allowed without patches, got %+v", resp)
 	}
@@ -142,7 +143,7 @@ func TestMutatorSkipsObjectsBeingDeleted(t *testing.T) {
 
 func TestValidatorResponses(t *testing.T) {
 	v := &validator{
-		rules:   allRules[autoscalingv1alpha1.GroupVersion.WithKind("Schedule")],
+		rules:   apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("Schedule")),
 		clock:   clocktesting.NewFakePassiveClock(now),
 		objects: lookupOf(spa("web", "Max")),
 	}
@@ -206,8 +207,8 @@ func TestMutatorPatchIsTheCLIsDefaulting(t *testing.T) {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			t.Fatal(err)
 		}
-		r, ok := allRules[meta.GroupVersionKind()]
-		if !ok {
+		r := apiadmission.RulesFor(meta.GroupVersionKind())
+		if r == nil {
 			continue
 		}
 		want, _, _, err := r.Default(raw)
@@ -242,23 +243,6 @@ func TestMutatorPatchIsTheCLIsDefaulting(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d manifests of almanac's kinds", checked)
-	}
-}
-
-func TestJSONPatchEscapesAndPrunes(t *testing.T) {
-	target := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"a/b": "1", "c~d": "2"}}, "spec": map[string]any{"x": nil}}
-	changes := map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{"a/b": nil, "c~d": "3", "gone": nil}},
-		"spec":     map[string]any{"x": map[string]any{"y": int64(1), "z": nil}, "new": map[string]any{"k": "v", "n": nil}},
-	}
-	want := []jsonpatch.JsonPatchOperation{
-		{Operation: "remove", Path: "/metadata/annotations/a~1b"},
-		{Operation: "replace", Path: "/metadata/annotations/c~0d", Value: "3"},
-		{Operation: "add", Path: "/spec/new", Value: map[string]any{"k": "v"}},
-		{Operation: "replace", Path: "/spec/x", Value: map[string]any{"y": int64(1)}},
-	}
-	if diff := cmp.Diff(want, jsonPatch(target, changes)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

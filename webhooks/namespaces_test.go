@@ -13,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
 
@@ -21,7 +22,7 @@ import (
 // served and the chart value; objects in a served namespace are handled as always, and
 // deletions (and objects being deleted) are never refused.
 func TestUnservedNamespacesAreRefused(t *testing.T) {
-	rules := allRules[batchv1alpha1.GroupVersion.WithKind("ScheduledJob")]
+	rules := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("ScheduledJob"))
 	served := newServedNamespaces([]string{"team-a", "team-b"})
 	rev := &reviewer{allowed: map[string]bool{"create jobs": true}}
 	v := &validator{rules: rules, clock: clocktesting.NewFakePassiveClock(now), objects: lookupOf(),

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -50,8 +51,8 @@ var (
 	createHPAs = Delegated{Verb: "create", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 	patchHPAs  = Delegated{Verb: "patch", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 
-	jobTemplatePath = specPath.Child("jobTemplate")
-	hpaSpecPath     = specPath.Child("horizontalPodAutoscalerSpec")
+	jobTemplatePath = field.NewPath("spec", "jobTemplate")
+	hpaSpecPath     = field.NewPath("spec", "horizontalPodAutoscalerSpec")
 )
 
 // DelegatedActions returns what admitting obj lets almanac do on its writer's behalf, and the
@@ -89,22 +90,6 @@ func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
 		return hpaSpecPath, []Delegated{createHPAs, patchHPAs}
 	}
 	return nil, nil
-}
-
-// PermissionsNotChecked is what `almanac validate` reports, once, when its input holds an
-// object that the permission check covers: offline there is no user to ask about.
-const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
-	"from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there " +
-	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
-
-// checksPermissions reports whether the permission check covers objects of kind gk.
-func checksPermissions(gk schema.GroupKind) bool {
-	switch gk {
-	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(),
-		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind():
-		return true
-	}
-	return false
 }
 
 // SubjectAccessReview is the question "may user do d in namespace?", with the user's name,
@@ -174,7 +159,7 @@ func newPermissionCheck(o setupOptions, c client.Client) *permissionCheck {
 // check returns the refusal of req, or nil when its user may do what admitting it lets
 // almanac do. A review that fails (an error, or no answer within the timeout) refuses the
 // request too: the check fails closed, like the webhooks' failurePolicy.
-func (p *permissionCheck) check(ctx context.Context, req admission.Request, r rules) *metav1.Status {
+func (p *permissionCheck) check(ctx context.Context, req admission.Request, r apiadmission.Rules) *metav1.Status {
 	if p == nil {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -191,12 +192,12 @@ func TestPermissionCheck(t *testing.T) {
 	}
 	changedImage := strings.Replace(validScheduledJob, `"image":"busybox"`, `"image":"evil"`, 1)
 	suspended := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"@daily","suspend":true`, 1)
-	sjRules := allRules[batchv1alpha1.GroupVersion.WithKind("ScheduledJob")]
-	spaRules := allRules[autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler")]
+	sjRules := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("ScheduledJob"))
+	spaRules := apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
 
 	tests := []struct {
 		name     string
-		rules    rules
+		rules    apiadmission.Rules
 		req      admission.Request
 		reviewer *reviewer
 		timeout  time.Duration

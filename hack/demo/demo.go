@@ -38,9 +38,9 @@ import (
 
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
+	"github.com/almanac-dev/almanac/commands/manifest"
 	"github.com/almanac-dev/almanac/test/testenv"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 // namespace is where the manager "runs": its CA Secret and its Lease.

@@ -45,7 +45,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 

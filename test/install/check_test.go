@@ -11,7 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
 )
 
 // TestCheck runs `almanac check` against a running manager (ready, exit 0), then against

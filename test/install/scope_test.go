@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 

@@ -1,6 +1,6 @@
 // Package layout checks, in CI, the parts of docs/design.md that are rules about the code
-// itself rather than about its behaviour: what reconcilers/ holds, which packages answer
-// "when", and that the tree names no path of one machine. (Which package may import which is
+// itself rather than about its behaviour: what reconcilers/ and commands/ hold, which packages
+// answer "when", and that the tree names no path of one machine. (Which package may import which is
 // checked by depguard in make lint; see .golangci.yml.)
 package layout
 
@@ -53,8 +53,9 @@ func parseDir(t *testing.T, dir string) map[string]*ast.File {
 
 // TestReconcilersHoldOnlyReconcilers: reconcilers/ holds the reconcilers (a package each,
 // with a Reconciler that has Reconcile and SetupWithManager), what they are built on
-// (reconcilers/base) and the Job owners' Job logic (reconcilers/jobs), nothing else: offline commands live under webhooks/, and what reconcilers,
-// webhooks and commands share lives in api/.
+// (reconcilers/base) and the Job owners' Job logic (reconcilers/jobs), nothing else: the
+// commands live under commands/, and what reconcilers, webhooks and commands share lives
+// in api/.
 func TestReconcilersHoldOnlyReconcilers(t *testing.T) {
 	dir := filepath.Join(root(t), "reconcilers")
 	entries, err := os.ReadDir(dir)
@@ -96,6 +97,67 @@ func TestReconcilersHoldOnlyReconcilers(t *testing.T) {
 	}
 }
 
+// commands are almanac's command-line commands besides the manager: each is a package of its
+// own under commands/ (docs/design.md, "Where things live").
+var commands = []string{"check", "migrate", "preview", "validate"}
+
+// TestCommandsLiveUnderCommands: each command is a package commands/<name>, named so, that
+// builds its cobra command (NewCommand); and no cobra command is built under webhooks/ or api/,
+// which hold admission and the rules the commands call (issue 23: a newcomer looking for
+// `almanac migrate` does not look in webhooks/).
+func TestCommandsLiveUnderCommands(t *testing.T) {
+	top := root(t)
+	for _, name := range commands {
+		dir := filepath.Join(top, "commands", name)
+		files := parseDir(t, dir)
+		if len(files) == 0 {
+			t.Errorf("commands/%s holds no Go package: `almanac %s` lives there", name, name)
+			continue
+		}
+		builds := false
+		for file, f := range files {
+			if f.Name.Name != name {
+				t.Errorf("commands/%s/%s is package %s, want %s", name, file, f.Name.Name, name)
+			}
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "NewCommand" {
+					builds = true
+				}
+			}
+		}
+		if !builds {
+			t.Errorf("commands/%s has no NewCommand: each command package builds its cobra command", name)
+		}
+	}
+
+	checked := 0
+	for _, tree := range []string{"webhooks", "api"} {
+		err := filepath.WalkDir(filepath.Join(top, tree), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			checked++
+			rel, _ := filepath.Rel(top, path)
+			for _, imp := range f.Imports {
+				if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/spf13/cobra" || strings.HasPrefix(p, "github.com/spf13/cobra/") {
+					t.Errorf("%s imports %s: command-line commands live under commands/", rel, p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no file checked")
+	}
+}
+
 // wallClockCalls are the calls that turn a written time into an instant or move along the
 // calendar: api/timing makes them, by the DST rule, and no other package does.
 var wallClockCalls = map[string]string{
@@ -114,7 +176,7 @@ var wallClockCalls = map[string]string{
 func TestOnlyTimingResolvesWallTime(t *testing.T) {
 	top := root(t)
 	var checked int
-	for _, tree := range []string{"api", "webhooks", "reconcilers", "certs", "config"} {
+	for _, tree := range []string{"api", "webhooks", "commands", "reconcilers", "certs", "config"} {
 		err := filepath.WalkDir(filepath.Join(top, tree), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
 				return err

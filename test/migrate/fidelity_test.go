@@ -15,11 +15,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/almanac-dev/almanac/api/admission"
 	"github.com/almanac-dev/almanac/api/timing"
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
-	"github.com/almanac-dev/almanac/webhooks/migrate"
-	"github.com/almanac-dev/almanac/webhooks/preview"
+	"github.com/almanac-dev/almanac/commands/manifest"
+	"github.com/almanac-dev/almanac/commands/migrate"
+	"github.com/almanac-dev/almanac/commands/preview"
 )
 
 // migrated runs almanac migrate on input and reads its output back as almanac validate and
@@ -49,7 +49,7 @@ func migrated(t *testing.T, input string) []manifest.Document {
 // without warnings.
 func admitted(t *testing.T, docs []manifest.Document, now time.Time) {
 	t.Helper()
-	report, err := webhooks.Validate(context.Background(), docs, now)
+	report, err := admission.Validate(context.Background(), docs, now)
 	if err != nil {
 		t.Fatal(err)
 	}

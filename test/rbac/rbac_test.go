@@ -28,7 +28,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
-	"github.com/almanac-dev/almanac/certs/check"
+	"github.com/almanac-dev/almanac/commands/check"
 )
 
 // The objects of each kind, as a namespace user writes them.

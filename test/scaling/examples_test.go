@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/commands/manifest"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
 	"github.com/almanac-dev/almanac/test/testenv"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 // TestMigratedExamples applies examples/scheduledpodautoscaler.yaml and examples/schedule.yaml

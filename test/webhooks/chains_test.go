@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
 // chainLink is the manifest of EventJob prefix<i>, which triggers on EventJob prefix<i-1>, or,
@@ -27,7 +27,7 @@ func chainLink(prefix string, i int, first string, firstIsEventJob bool) string 
 
 // offlineErrors is what `almanac validate` says of the last of manifests, applied in order to
 // namespace ns.
-func offlineErrors(t *testing.T, ns string, manifests []string) []webhooks.ResultError {
+func offlineErrors(t *testing.T, ns string, manifests []string) []admission.ResultError {
 	t.Helper()
 	docs, err := manifest.Read([]string{"-"}, false, strings.NewReader("---"+strings.Join(manifests, "\n---")))
 	if err != nil {
@@ -36,7 +36,7 @@ func offlineErrors(t *testing.T, ns string, manifests []string) []webhooks.Resul
 	for _, d := range docs {
 		d.Object.SetNamespace(ns)
 	}
-	report, err := webhooks.Validate(context.Background(), docs, now)
+	report, err := admission.Validate(context.Background(), docs, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestEventJobChainTooLong(t *testing.T) {
 				}
 			}
 			offline := offlineErrors(t, ns, tt.manifests)
-			live := []webhooks.ResultError{{Field: got[0].Field, Type: string(got[0].Type), Message: got[0].Message}}
+			live := []admission.ResultError{{Field: got[0].Field, Type: string(got[0].Type), Message: got[0].Message}}
 			if diff := cmp.Diff(live, offline); diff != "" {
 				t.Errorf("almanac validate differs from the API server (-API server +validate):\n%s", diff)
 			}

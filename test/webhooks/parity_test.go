@@ -22,16 +22,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/commands/manifest"
 	"github.com/almanac-dev/almanac/test/testenv"
-	"github.com/almanac-dev/almanac/webhooks"
-	"github.com/almanac-dev/almanac/webhooks/manifest"
 )
 
 // verdict is what both sides say about one object.
 type verdict struct {
 	Object   string
 	Allowed  bool
-	Errors   []webhooks.ResultError
+	Errors   []admission.ResultError
 	Warnings []string
 }
 
@@ -85,7 +85,7 @@ func TestParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			report, exitCode := runValidate(t, almanac, inputFile)
-			if !slices.Equal(report.Notes, []string{webhooks.PermissionsNotChecked}) {
+			if !slices.Equal(report.Notes, []string{admission.PermissionsNotChecked}) {
 				t.Errorf("notes %q, want once that permissions are not checked offline", report.Notes)
 			}
 			var offline []verdict
@@ -319,15 +319,15 @@ var reapplyCreated = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 // fields disallowed checks its shape.
 type validateReport struct {
 	Results []struct {
-		File       string                 `json:"file"`
-		Index      int                    `json:"index"`
-		APIVersion string                 `json:"apiVersion"`
-		Kind       string                 `json:"kind"`
-		Namespace  string                 `json:"namespace"`
-		Name       string                 `json:"name"`
-		Allowed    bool                   `json:"allowed"`
-		Errors     []webhooks.ResultError `json:"errors"`
-		Warnings   []string               `json:"warnings"`
+		File       string                  `json:"file"`
+		Index      int                     `json:"index"`
+		APIVersion string                  `json:"apiVersion"`
+		Kind       string                  `json:"kind"`
+		Namespace  string                  `json:"namespace"`
+		Name       string                  `json:"name"`
+		Allowed    bool                    `json:"allowed"`
+		Errors     []admission.ResultError `json:"errors"`
+		Warnings   []string                `json:"warnings"`
 	} `json:"results"`
 	Summary struct {
 		Objects  int `json:"objects"`
@@ -335,8 +335,8 @@ type validateReport struct {
 		Warnings int `json:"warnings"`
 		Skipped  int `json:"skipped"`
 	} `json:"summary"`
-	Notes    []string            `json:"notes"`
-	Replaced []webhooks.Replaced `json:"replaced"`
+	Notes    []string             `json:"notes"`
+	Replaced []admission.Replaced `json:"replaced"`
 }
 
 // buildAlmanac builds the almanac binary, once per test binary, into a folder that TestMain
@@ -405,9 +405,9 @@ const strictDecoding = "strict decoding"
 
 // liveErrors turns the API server's answer into causes: the causes of a 422, or one cause per
 // unknown field of a strict decoding error.
-func liveErrors(t *testing.T, err error) []webhooks.ResultError {
+func liveErrors(t *testing.T, err error) []admission.ResultError {
 	t.Helper()
-	out := []webhooks.ResultError{}
+	out := []admission.ResultError{}
 	if err == nil {
 		return out
 	}
@@ -417,7 +417,7 @@ func liveErrors(t *testing.T, err error) []webhooks.ResultError {
 	}
 	if apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "strict decoding error") {
 		for _, m := range unknownFieldPattern.FindAllStringSubmatch(err.Error(), -1) {
-			out = append(out, webhooks.ResultError{Field: m[1], Type: string(field.ErrorTypeForbidden), Message: strictDecoding})
+			out = append(out, admission.ResultError{Field: m[1], Type: string(field.ErrorTypeForbidden), Message: strictDecoding})
 		}
 		return out
 	}
@@ -425,27 +425,27 @@ func liveErrors(t *testing.T, err error) []webhooks.ResultError {
 		t.Fatalf("want a 422 Invalid or a strict decoding error, got %v", err)
 	}
 	for _, c := range status.Status().Details.Causes {
-		out = append(out, webhooks.ResultError{Field: c.Field, Type: string(c.Type), Message: c.Message})
+		out = append(out, admission.ResultError{Field: c.Field, Type: string(c.Type), Message: c.Message})
 	}
 	return out
 }
 
-func isStrictDecodingError(errs []webhooks.ResultError) bool {
+func isStrictDecodingError(errs []admission.ResultError) bool {
 	return len(errs) > 0 && errs[0].Message == strictDecoding
 }
 
-func fieldsOnly(errs []webhooks.ResultError) []webhooks.ResultError {
-	out := []webhooks.ResultError{}
+func fieldsOnly(errs []admission.ResultError) []admission.ResultError {
+	out := []admission.ResultError{}
 	for _, e := range errs {
-		out = append(out, webhooks.ResultError{Field: e.Field, Type: e.Type})
+		out = append(out, admission.ResultError{Field: e.Field, Type: e.Type})
 	}
 	return out
 }
 
 // sortErrors orders causes: the API server reports schema errors in no fixed order.
-func sortErrors(errs []webhooks.ResultError) []webhooks.ResultError {
+func sortErrors(errs []admission.ResultError) []admission.ResultError {
 	errs = slices.Clone(errs)
-	slices.SortFunc(errs, func(a, b webhooks.ResultError) int {
+	slices.SortFunc(errs, func(a, b admission.ResultError) int {
 		return strings.Compare(a.Field+"\x00"+a.Message, b.Field+"\x00"+b.Message)
 	})
 	return errs

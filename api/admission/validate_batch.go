@@ -1,0 +1,233 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
+)
+
+// ValidateScheduledJob checks when the ScheduledJob runs (the time zone, at — a valid wall time
+// whose starting deadline has not passed — or the cron schedule: parsable, fires, no @every or
+// TZ=; exactly one of them), and that the name leaves room for the Jobs' names. It warns
+// about DST gaps and repeats, legacy zone names and an at in the past that is still within its
+// deadline. old is nil on create. The rules are api/timing's, which the reconciler and
+// `almanac preview` read the ScheduledJob with too.
+//
+// Ratcheting: on update, when at, schedule, timeZone and startingDeadlineSeconds did not
+// change, their problems (a one-shot whose deadline has passed) are warnings.
+func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob, env Env) (field.ErrorList, []string, error) {
+	if sj.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	spec := &sj.Spec
+	v := &verdict{ratchet: old != nil && jobTimingEqual(&old.Spec, spec)}
+
+	sched, ferrs := spec.Timing().Compile()
+	for _, fe := range ferrs {
+		v.fail(field.Invalid(enginePath(fe), fe.Value, fe.Detail))
+	}
+	switch {
+	case sched == nil:
+	case sched.FromSchedule:
+		// Admission moves such a time to at; one that is still in schedule here was not
+		// defaulted.
+		v.fail(field.Invalid(specPath.Child("schedule"), spec.Schedule, timing.LegacyHint()))
+	case sched.OneShot():
+		validateAt(v, spec, sched, env.Now)
+	default:
+		for _, note := range sched.Cron.DSTNotes(sched.Zone, env.Now) {
+			v.warn("spec.schedule: " + note.Message)
+		}
+	}
+	if sched != nil && sched.Zone.Warning != "" {
+		v.warn("spec.timeZone: " + sched.Zone.Warning)
+	}
+	errs, warnings, _ := v.result()
+	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
+	var oldTemplate *corev1.PodTemplateSpec
+	if old != nil {
+		oldTemplate = &old.Spec.JobTemplate.Spec.Template
+	}
+	errs = append(errs, validateRestartPolicy(&spec.JobTemplate.Spec.Template, oldTemplate)...)
+	return errs, warnings, nil
+}
+
+// validateAt checks a one-shot ScheduledJob's at by the starting-deadline rule that the
+// reconciler applies (timing.WithinDeadline): it is rejected exactly when the reconciler would
+// no longer start it.
+func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, sched *timing.JobSchedule, now time.Time) {
+	p := specPath.Child("at")
+	zone, due, deadlineSeconds := sched.Zone, sched.Due, spec.StartingDeadline()
+	switch {
+	case !timing.WithinDeadline(due, now, deadlineSeconds):
+		v.failOrWarn(field.Invalid(p, spec.At, fmt.Sprintf(
+			"the run was due at %s and could start until %s (startingDeadlineSeconds: %d), before now (%s), so the Job would never run: "+
+				"set at to a future wall time in %s, e.g. %q",
+			timing.InstantText(due, zone), timing.SecondText(timing.LastStart(due, deadlineSeconds), zone), deadlineSeconds, timing.SecondText(now, timing.Zone{}),
+			zone.Name, timing.HourAfter(now, zone.Location).String())),
+			fmt.Sprintf("spec.at: the run was due at %s and its starting deadline has passed: this ScheduledJob will not run again; delete it when it is no longer needed",
+				timing.InstantText(due, zone)))
+		return
+	case !due.After(now):
+		v.warn(fmt.Sprintf("spec.at: %s is in the past, but within startingDeadlineSeconds (%d): the Job starts right away", timing.InstantText(due, zone), deadlineSeconds))
+	}
+	if note, ok := sched.At.DSTNote(zone, "at", "the Job runs"); ok {
+		v.warn("spec.at: " + note.Message)
+	}
+}
+
+// ValidateEventJob checks that the name leaves room for the Jobs' names and that the trigger
+// keeps the rule of EventJob chains (batchv1alpha1.CheckTriggerChain): it closes no cycle of
+// EventJobs (A triggers on B, B on A), and neither this EventJob's chain of EventJob triggers
+// nor that of an EventJob below it is longer than batchv1alpha1.MaxTriggerChain; and it warns
+// when the trigger's object does not exist. old is nil on create; on update the chain is
+// checked when the trigger changed.
+func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env Env) (field.ErrorList, []string, error) {
+	if ej.DeletionTimestamp != nil {
+		return nil, nil, nil
+	}
+	var (
+		errs     field.ErrorList
+		warnings []string
+	)
+	trigger := ej.Spec.Trigger
+	triggerChanged := old == nil || old.Spec.Trigger != trigger
+	namePath := specPath.Child("trigger", "name")
+	if ej.TriggersOnItself() && triggerChanged {
+		errs = append(errs, field.Invalid(namePath, trigger.Name,
+			"an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; trigger on the Job, CronJob, ScheduledJob or EventJob that should start it"))
+	}
+	if env.Objects != nil && len(errs) == 0 {
+		gv, _ := schema.ParseGroupVersion(trigger.APIVersion)
+		exists, err := env.Objects.Exists(ctx, gv.WithKind(string(trigger.Kind)), ej.Namespace, trigger.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !exists {
+			warnings = append(warnings, fmt.Sprintf("spec.trigger.name: %s %q does not exist in namespace %q: the EventJob starts no Job until it exists and %s",
+				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
+		}
+		if triggerChanged {
+			problem, err := batchv1alpha1.CheckTriggerChain(ej,
+				func(name string) (*batchv1alpha1.EventJob, error) {
+					return env.Objects.EventJob(ctx, ej.Namespace, name)
+				},
+				func(name string) ([]*batchv1alpha1.EventJob, error) {
+					return env.Objects.EventJobFollowers(ctx, ej.Namespace, name)
+				})
+			if err != nil {
+				return nil, nil, err
+			}
+			if problem != nil {
+				errs = append(errs, triggerChainError(ej, problem))
+			}
+		}
+	}
+	errs = append(errs, validateJobOwner(ej.Name, "EventJob", "derived from the upstream Job's UID", old == nil, &warnings)...)
+	var oldTemplate *corev1.PodTemplateSpec
+	if old != nil {
+		oldTemplate = &old.Spec.JobTemplate.Spec.Template
+	}
+	errs = append(errs, validateRestartPolicy(&ej.Spec.JobTemplate.Spec.Template, oldTemplate)...)
+	return errs, warnings, nil
+}
+
+// triggerChainError is the refusal of an EventJob whose trigger closes a cycle or makes a
+// chain of EventJob triggers longer than batchv1alpha1.MaxTriggerChain: its own chain, or the
+// chain of an EventJob below it (this EventJob was added or moved upstream of it).
+func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChainError) *field.Error {
+	namePath := specPath.Child("trigger", "name")
+	switch {
+	case p.Cycle != nil:
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+			"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
+			batchv1alpha1.CycleText(p.Cycle)))
+	case p.Below == 0:
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+			"the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+				"trigger on an EventJob nearer the start of the chain, or on the Job, CronJob or ScheduledJob that starts it",
+			p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast)))
+	}
+	detail := fmt.Sprintf(
+		"with this EventJob, the chain of EventJob triggers from EventJob %q, %s below it, would be %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+			"trigger this EventJob, or one of the EventJobs between, on an object nearer the start of the chain (the Job, CronJob or ScheduledJob that starts it), "+
+			"so that no EventJob is more than %d from the start",
+		p.Chain[0], plural(p.Below, "EventJob"), p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast), batchv1alpha1.MaxTriggerChain)
+	if ej.TriggersOnEventJob() {
+		return field.Invalid(namePath, ej.Spec.Trigger.Name, detail)
+	}
+	// Its own trigger is no EventJob: what lengthens the chain below is that it exists, under
+	// the name the EventJobs below trigger on.
+	return field.Invalid(field.NewPath("metadata", "name"), ej.Name, detail+", or give this EventJob another name")
+}
+
+func triggerRuns(kind batchv1alpha1.TriggerKind) string {
+	if kind == batchv1alpha1.TriggerKindJob {
+		return "reaches the trigger condition"
+	}
+	return "one of its Jobs reaches the trigger condition"
+}
+
+// validateJobOwner checks, on create, that the name of a ScheduledJob or EventJob leaves room
+// for its Jobs' names: "<name>-<suffix>" must fit the 63-character job-name label. On update
+// (the name cannot change) a name that is too long is a warning.
+func validateJobOwner(name, kind, suffix string, create bool, warnings *[]string) field.ErrorList {
+	if len(name) <= batchv1alpha1.MaxOwnerNameLength {
+		return nil
+	}
+	over := len(name) - batchv1alpha1.MaxOwnerNameLength
+	detail := fmt.Sprintf("%d characters, but %s name may have at most %d: its Jobs are named \"<name>-<suffix>\" with a suffix of up to 10 characters (%s), "+
+		"and a Job's name must fit the %d-character job-name label of its Pods; shorten the name by %s",
+		len(name), withArticle(kind+"'s"), batchv1alpha1.MaxOwnerNameLength, suffix, batchv1alpha1.MaxJobNameLength, plural(over, "character"))
+	if !create {
+		*warnings = append(*warnings, "metadata.name: "+detail+" (recreate it under a shorter name)")
+		return nil
+	}
+	return field.ErrorList{&field.Error{Type: field.ErrorTypeTooLong, Field: "metadata.name", BadValue: name, Detail: detail}}
+}
+
+func withArticle(noun string) string {
+	if strings.ContainsRune("AEIOU", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// validateRestartPolicy rejects a Job template whose Pods would restart forever: the Job API
+// takes only OnFailure and Never, and would refuse the Job when almanac creates it, long after
+// admission. A policy unchanged by an update is not checked again.
+func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
+	policy := t.Spec.RestartPolicy
+	if policy == corev1.RestartPolicyOnFailure || policy == corev1.RestartPolicyNever || (old != nil && old.Spec.RestartPolicy == policy) {
+		return nil
+	}
+	p := specPath.Child("jobTemplate", "spec", "template", "spec", "restartPolicy")
+	const why = "a Job's Pods restart OnFailure or Never (the Job API refuses other values when almanac creates the Job)"
+	if policy == "" {
+		return field.ErrorList{field.Required(p, why+`: set restartPolicy: OnFailure or Never`)}
+	}
+	return field.ErrorList{&field.Error{Type: field.ErrorTypeNotSupported, Field: p.String(), BadValue: string(policy),
+		Detail: `supported values: "OnFailure", "Never": ` + why}}
+}
+
+// jobTimingEqual reports whether two ScheduledJobs run at the same times.
+func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
+	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone &&
+		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds)
+}

@@ -1,0 +1,430 @@
+// Package preview is `almanac preview`: the effective bounds of each ScheduledPodAutoscaler in
+// the given manifests (with the Schedules from the same manifests) over a time range, and the
+// runs of each ScheduledJob, computed offline by the same code as the reconcilers (the
+// time engine in api/timing and the autoscaler's desired state in api/scaling). It owns no
+// objects and talks to no cluster.
+package preview
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scaling"
+	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/commands/manifest"
+)
+
+// DefaultNamespace is the namespace of objects that name none, as for `almanac validate`.
+const DefaultNamespace = "default"
+
+// MaxSteps is the most work one preview does (see timing.Budget): the windows of every
+// Schedule and the runs of every ScheduledJob in the range, and under overlapPolicy Forbid the
+// comparisons of Schedules at each boundary, two million in all: a year of a hundred
+// Schedules that open every hour, or of three ScheduledJobs that run every minute.
+const MaxSteps = 2_000_000
+
+type options struct {
+	files     []string
+	recursive bool
+	from      string
+	to        string
+	duration  string
+	output    string
+}
+
+// NewCommand returns `almanac preview`.
+func NewCommand() *cobra.Command {
+	opts := options{}
+	cmd := &cobra.Command{
+		Use:   "preview -f FILE|DIR|- [--from TIME] [--to TIME | --for DURATION] [-o text|json|svg]",
+		Short: "Show the bounds that ScheduledPodAutoscalers will have, and when ScheduledJobs will run, over a time range",
+		Long: `Preview reads manifests (as kubectl apply -f would) and shows, for each ScheduledPodAutoscaler,
+the minReplicas and maxReplicas that almanac will give its HorizontalPodAutoscaler over a time
+range, with the Schedules active in each stretch; and for each ScheduledJob, the instants at
+which it will run. It uses the same time engine as the controller: time zones, daylight saving
+gaps and repeats, overlaps (largest minReplicas and largest maxReplicas), the baseline outside
+every window, and maxReplicas raised to minReplicas when needed.
+
+It previews only what admission admits. First it runs what almanac validate runs, in
+kubectl apply order, as a create now: strict decoding against almanac's CRDs, schema
+defaulting, the mutating webhook, the OpenAPI schema and CEL rules, and the validating webhook.
+Each refused object is reported on standard error with the lines almanac validate prints for it
+(the field, the value and the fix) and is not previewed; the admitted objects are previewed as
+they would be stored. Admission warnings are validate's to show.
+
+Schedules are matched to autoscalers in the same input by namespace and
+spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds
+are ignored.
+
+Output: text (a timeline in UTC and in the time zones of each autoscaler's Schedules), json
+(contiguous segments over [from, to), UTC, adjacent segments with the same bounds and
+Schedules merged) or svg (a step chart of minReplicas and maxReplicas with the windows shaded
+and labelled, to open in a browser). Refusals and warnings go to standard error.
+
+Exit status: 0 when every almanac object is admitted and previewed, 1 when an object is
+refused by admission (the others are previewed), 2 for usage errors, unreadable files and
+malformed YAML.`,
+		Example: `  almanac preview -f examples/
+  almanac preview -f deploy/ -R --from 2027-03-08T00:00:00Z --for 14d
+  kustomize build overlays/prod | almanac preview -f - -o svg > week.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, time.Now())
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&opts.files, "filename", "f", nil, "File, directory or - (standard input) to read manifests from; repeatable.")
+	f.BoolVarP(&opts.recursive, "recursive", "R", false, "Read directories given with -f recursively.")
+	f.StringVar(&opts.from, "from", "", "Start of the range, RFC 3339 (default: now).")
+	f.StringVar(&opts.to, "to", "", "End of the range (exclusive), RFC 3339. Exclusive with --for.")
+	f.StringVar(&opts.duration, "for", "", `Length of the range: a Go duration ("36h") or a number of days ("14d"; a day is 24 hours). Default 7d.`)
+	f.StringVarP(&opts.output, "output", "o", "text", "Output format: text, json or svg.")
+	return cmd
+}
+
+// Range is the half-open time range [From, To) of a preview, in UTC.
+type Range struct{ From, To time.Time }
+
+// Report is everything a preview shows.
+type Report struct {
+	Range       Range
+	Autoscalers []Autoscaler
+	Jobs        []Job
+}
+
+// Autoscaler is the preview of one ScheduledPodAutoscaler.
+type Autoscaler struct {
+	Namespace, Name string
+	Baseline        timing.Bounds
+	Suspended       bool
+	Schedules       []Schedule // the valid Schedules of the autoscaler, sorted by name
+	Segments        []timing.Segment
+}
+
+// Schedule is a Schedule of a previewed autoscaler and its intervals in the range.
+type Schedule struct {
+	Name      string
+	Spec      timing.Spec // canonical
+	Min, Max  *int32
+	Suspended bool
+	Intervals []timing.Interval
+}
+
+// Job is the preview of one ScheduledJob: its nominal run instants in the range, in UTC.
+type Job struct {
+	Namespace, Name string
+	// What describes the schedule: `at 2027-11-05T12:00` or `cron "30 1 * * *"`.
+	What      string
+	Zone      timing.Zone
+	Suspended bool
+	Runs      []time.Time
+}
+
+func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time) error {
+	if len(opts.files) == 0 {
+		return fmt.Errorf("no input: give manifests with -f FILE, -f DIR or -f - (standard input)")
+	}
+	switch opts.output {
+	case "text", "json", "svg":
+	default:
+		return fmt.Errorf("-o %q is not an output format: use text, json or svg", opts.output)
+	}
+	rng, err := parseRange(opts, now)
+	if err != nil {
+		return err
+	}
+	docs, err := manifest.Read(opts.files, opts.recursive, stdin)
+	if err != nil {
+		return err
+	}
+	// First what admission does: only what it admits is previewed, as it would be stored.
+	docs, refused, err := admit(context.Background(), docs, now)
+	if err != nil {
+		return err
+	}
+	writeRefused(stderr, refused)
+	report, warnings, err := Build(docs, rng)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "Warning:", w)
+	}
+	switch opts.output {
+	case "json":
+		err = WriteJSON(stdout, report)
+	case "svg":
+		err = WriteSVG(stdout, report)
+	default:
+		err = WriteText(stdout, report)
+	}
+	if err == nil && len(refused) > 0 {
+		err = &manifest.ExitError{Code: ExitRefused}
+	}
+	return err
+}
+
+func parseRange(opts options, now time.Time) (Range, error) {
+	from := now.UTC().Truncate(time.Second)
+	if opts.from != "" {
+		t, err := time.Parse(time.RFC3339, opts.from)
+		if err != nil {
+			return Range{}, fmt.Errorf("--from %q is not an RFC 3339 time, e.g. 2027-03-08T00:00:00Z", opts.from)
+		}
+		from = t.UTC()
+	}
+	if opts.to != "" && opts.duration != "" {
+		return Range{}, fmt.Errorf("--to and --for both set: give the end of the range or its length, not both")
+	}
+	to := from.Add(7 * 24 * time.Hour)
+	switch {
+	case opts.to != "":
+		t, err := time.Parse(time.RFC3339, opts.to)
+		if err != nil {
+			return Range{}, fmt.Errorf("--to %q is not an RFC 3339 time, e.g. 2027-03-15T00:00:00Z", opts.to)
+		}
+		to = t.UTC()
+	case opts.duration != "":
+		d, err := parseLength(opts.duration)
+		if err != nil {
+			return Range{}, err
+		}
+		to = from.Add(d)
+	}
+	if !to.After(from) {
+		return Range{}, fmt.Errorf("the range is empty: the end %s is not after the start %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	const longest = 400 * 24 * time.Hour
+	if to.Sub(from) > longest {
+		return Range{}, fmt.Errorf("the range is %s long: preview at most 400 days at a time", to.Sub(from))
+	}
+	return Range{From: from, To: to}, nil
+}
+
+// parseLength parses --for: a Go duration, or a whole number of days written "Nd".
+func parseLength(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf(`--for %q is not a positive length: use a Go duration ("36h", "90m") or a number of days ("14d")`, s)
+	}
+	return d, nil
+}
+
+var (
+	spaGK      = schema.GroupKind{Group: autoscalingv1alpha1.GroupVersion.Group, Kind: "ScheduledPodAutoscaler"}
+	scheduleGK = schema.GroupKind{Group: autoscalingv1alpha1.GroupVersion.Group, Kind: "Schedule"}
+	jobGK      = schema.GroupKind{Group: batchv1alpha1.GroupVersion.Group, Kind: "ScheduledJob"}
+)
+
+// Build computes the preview of the objects in docs over rng. Problems with single objects
+// (a Schedule that cannot be evaluated, a Schedule whose autoscaler is not in the input) are
+// warnings; only undecodable almanac objects are errors.
+func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
+	var (
+		spas      []*autoscalingv1alpha1.ScheduledPodAutoscaler
+		schedules []autoscalingv1alpha1.Schedule
+		jobs      []*batchv1alpha1.ScheduledJob
+		warnings  []string
+	)
+	for _, d := range docs {
+		var into any
+		switch d.Object.GroupVersionKind().GroupKind() {
+		case spaGK:
+			spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+			spas, into = append(spas, spa), spa
+		case scheduleGK:
+			schedules = append(schedules, autoscalingv1alpha1.Schedule{})
+			into = &schedules[len(schedules)-1]
+		case jobGK:
+			job := &batchv1alpha1.ScheduledJob{}
+			jobs, into = append(jobs, job), job
+		default:
+			continue
+		}
+		if err := json.Unmarshal(d.Raw, into); err != nil {
+			return Report{}, nil, fmt.Errorf("%s: document %d: %s %s: %w", d.File, d.Index, d.Object.GetKind(), d.Object.GetName(), err)
+		}
+	}
+	for _, spa := range spas {
+		spa.Namespace = namespaceOf(spa.Namespace)
+	}
+	for i := range schedules {
+		schedules[i].Namespace = namespaceOf(schedules[i].Namespace)
+	}
+
+	report := Report{Range: rng}
+	budget := timing.NewBudget(context.Background(), MaxSteps)
+	stopped := func(kind, namespace, name string, err error) error {
+		return fmt.Errorf("%s %s/%s: the preview stopped: %w: the range holds more windows, runs and comparisons of Schedules than a preview draws (%d); "+
+			"preview a shorter range (--for, --to)", kind, namespace, name, err, MaxSteps)
+	}
+	targets := map[string]bool{}
+	for _, spa := range spas {
+		targets[spa.Namespace+"/"+spa.Name] = true
+		a, ws, err := autoscaler(budget, spa, schedules, rng)
+		if err != nil {
+			return Report{}, nil, stopped("ScheduledPodAutoscaler", spa.Namespace, spa.Name, err)
+		}
+		report.Autoscalers = append(report.Autoscalers, a)
+		warnings = append(warnings, ws...)
+	}
+	for _, s := range schedules {
+		if !targets[s.Namespace+"/"+s.Spec.ScaleTargetRef.Name] {
+			warnings = append(warnings, fmt.Sprintf("Schedule %s/%s: its ScheduledPodAutoscaler %q is not in the input, so it is not previewed",
+				s.Namespace, s.Name, s.Spec.ScaleTargetRef.Name))
+		}
+	}
+	for _, j := range jobs {
+		j.Namespace = namespaceOf(j.Namespace)
+		job, err := scheduledJob(budget, j, rng)
+		if errors.Is(err, timing.ErrBudgetSpent) {
+			return Report{}, nil, stopped("ScheduledJob", j.Namespace, j.Name, err)
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("ScheduledJob %s/%s is skipped: %v", j.Namespace, j.Name, err))
+			continue
+		}
+		report.Jobs = append(report.Jobs, job)
+	}
+	slices.SortFunc(report.Autoscalers, func(a, b Autoscaler) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	slices.SortFunc(report.Jobs, func(a, b Job) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	return report, warnings, nil
+}
+
+func namespaceOf(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
+func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string, error) {
+	var warnings []string
+	named := scaling.Named(spa, all, func(name string, err error) {
+		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
+	})
+	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
+	for _, n := range named {
+		s := Schedule{Name: n.Name, Spec: n.Window.Canonical(), Min: n.Min, Max: n.Max, Suspended: n.Suspended}
+		if !n.Suspended {
+			var err error
+			if s.Intervals, err = n.Window.Intervals(budget, rng.From, rng.To); err != nil {
+				return Autoscaler{}, nil, err
+			}
+		}
+		a.Schedules = append(a.Schedules, s)
+	}
+	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
+	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
+	var err error
+	if a.Segments, err = scaling.Timeline(budget, spa, all, rng.From, rng.To, nil); err != nil {
+		return Autoscaler{}, nil, err
+	}
+	if !a.Suspended {
+		d, err := scaling.Compute(context.Background(), spa, all, rng.From)
+		if err != nil {
+			return Autoscaler{}, nil, err
+		}
+		for _, l := range d.LeftOut {
+			if l.NotCompared != "" {
+				warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds: its windows were not compared with those of the other Schedules: %s "+
+					"(overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.NotCompared))
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is left out of ScheduledPodAutoscaler %s's bounds while its windows overlap those of Schedule %q, created earlier, "+
+				"from %s (overlapPolicy Forbid)", spa.Namespace, l.Name, spa.Name, l.Kept, timing.IntervalText(l.Overlap, l.Zone)))
+		}
+	}
+	return a, warnings, nil
+}
+
+// scheduledJob previews a ScheduledJob with the time engine's reading of it, which admission
+// and the reconciler share: a timestamp written in schedule is a one-shot, as admission
+// stores it.
+func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
+	sched, errs := j.Spec.Timing().Compile()
+	if len(errs) > 0 {
+		return Job{}, timing.Join("spec.", errs)
+	}
+	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend}
+	if !job.Suspended {
+		var err error
+		if job.Runs, err = sched.Runs(budget, rng.From, rng.To); err != nil {
+			return Job{}, err
+		}
+	}
+	return job, nil
+}
+
+// jsonReport is the JSON form of a Report, as documented for `almanac preview -o json`.
+type jsonReport struct {
+	Autoscalers []jsonAutoscaler `json:"autoscalers"`
+	Jobs        []jsonJob        `json:"jobs"`
+}
+
+type jsonAutoscaler struct {
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Segments  []jsonSegment `json:"segments"`
+}
+
+type jsonSegment struct {
+	Start       string   `json:"start"`
+	End         string   `json:"end"`
+	MinReplicas int32    `json:"minReplicas"`
+	MaxReplicas int32    `json:"maxReplicas"`
+	Schedules   []string `json:"schedules"`
+}
+
+type jsonJob struct {
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	Runs      []string `json:"runs"`
+}
+
+func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// WriteJSON writes the report as
+// {"autoscalers":[{"namespace","name","segments":[{"start","end","minReplicas","maxReplicas","schedules"}]}],"jobs":[{"namespace","name","runs"}]}.
+func WriteJSON(w io.Writer, r Report) error {
+	out := jsonReport{Autoscalers: []jsonAutoscaler{}, Jobs: []jsonJob{}}
+	for _, a := range r.Autoscalers {
+		ja := jsonAutoscaler{Namespace: a.Namespace, Name: a.Name, Segments: []jsonSegment{}}
+		for _, s := range a.Segments {
+			ja.Segments = append(ja.Segments, jsonSegment{
+				Start: utc(s.Start), End: utc(s.End), MinReplicas: s.Bounds.Min, MaxReplicas: s.Bounds.Max,
+				Schedules: append([]string{}, s.Active...),
+			})
+		}
+		out.Autoscalers = append(out.Autoscalers, ja)
+	}
+	for _, j := range r.Jobs {
+		jj := jsonJob{Namespace: j.Namespace, Name: j.Name, Runs: []string{}}
+		for _, t := range j.Runs {
+			jj.Runs = append(jj.Runs, utc(t))
+		}
+		out.Jobs = append(out.Jobs, jj)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
