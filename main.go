@@ -135,6 +135,9 @@ type managerOptions struct {
 	// overlapMemo keeps the time engine's memo of overlaps on (timing.SetOverlapMemo); off
 	// only in the benchmark that shows what it is worth (hidden flag).
 	overlapMemo bool
+	// lanesOff switches parts of base.Lanes off, or all of it ("lanes"): the benchmark's
+	// ablation (test/bench).
+	lanesOff []string
 	certs       certs.Options
 }
 
@@ -178,6 +181,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
 	f.BoolVar(&opts.overlapMemo, "overlap-memo", true, "Remember what comparisons of two Schedules' windows found (off only to measure what that is worth: test/bench).")
 	_ = f.MarkHidden("overlap-memo")
+	f.StringSliceVar(&opts.lanesOff, "lanes-off", nil, "Parts of the ordering of an instant's writes to switch off (defer, recording, landing, events), or lanes for all of it (only to measure what each is worth: test/bench).")
+	_ = f.MarkHidden("lanes-off")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -274,7 +279,10 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	// their whole report (status and events); the Job owners write their status in the
 	// reconcile that started the run (it records the run), after the other objects' urgent
 	// writes (base.Base.WriteRecord), and hold back their events.
-	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
+	lanes, err := newLanes(clk, opts.lanesOff)
+	if err != nil {
+		return err
+	}
 	if err := scheduledjob.New(mgr, clk, lanes, base.WithWorkers(opts.workers.scheduledJob)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the ScheduledJob reconciler: %w", err)
 	}
@@ -435,4 +443,21 @@ func registerIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	return nil
+}
+
+// newLanes returns the option that shares one base.Lanes among the reconcilers, without the
+// parts off ("lanes": without any, the ablation of the whole).
+func newLanes(clk clock.WithDelayedExecution, off []string) (base.Option, error) {
+	var parts []base.LanesPart
+	for _, o := range off {
+		switch p := base.LanesPart(o); {
+		case o == "lanes":
+			return base.WithLanes(nil), nil
+		case slices.Contains(base.LanesParts, p):
+			parts = append(parts, p)
+		default:
+			return nil, fmt.Errorf("--lanes-off: %q is not a part of the ordering; use lanes or one of %v", o, base.LanesParts)
+		}
+	}
+	return base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay, parts...)), nil
 }

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"k8s.io/utils/clock"
+
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // TestVersionText: `almanac --version` names the tz database release that the time engine
@@ -199,5 +203,26 @@ func TestWatchNamespaces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLanesOff: the benchmark's ablation switches parts of the ordering off by name, or all
+// of it; a name that is not a part is refused with the names that are.
+func TestLanesOff(t *testing.T) {
+	clk := clock.RealClock{}
+	for _, off := range [][]string{nil, {"defer"}, {"recording", "landing", "events"}, {"lanes"}} {
+		opt, err := newLanes(clk, off)
+		if err != nil {
+			t.Fatalf("--lanes-off=%v: %v", off, err)
+		}
+		var b base.Base
+		opt(&b)
+		if none := slices.Equal(off, []string{"lanes"}); (b.Lanes == nil) != none {
+			t.Errorf("--lanes-off=%v: Lanes %v, want none: %v", off, b.Lanes, none)
+		}
+	}
+	_, err := newLanes(clk, []string{"urgent"})
+	if err == nil || !strings.Contains(err.Error(), `"urgent"`) || !strings.Contains(err.Error(), "defer") {
+		t.Errorf("--lanes-off=urgent: %v, want a refusal naming the parts", err)
 	}
 }

@@ -58,6 +58,7 @@ const DefaultMaxReportDelay = 30 * time.Second
 type Lanes struct {
 	clock    clock.WithDelayedExecution
 	maxDelay time.Duration
+	off      map[LanesPart]bool // the parts switched off (the benchmark's ablation)
 
 	mu     sync.Mutex
 	due    map[laneKey]time.Time   // the instant of each object's next urgent write
@@ -107,7 +108,7 @@ const MaxHeldEvents = 10000
 // that r would make of them (reference.GetReference), never the objects, which are Job
 // owners with their Job templates and the Jobs created from them.
 func (l *Lanes) Events(r events.EventRecorder, scheme *runtime.Scheme) events.EventRecorder {
-	if l == nil {
+	if l == nil || l.off[HoldEvents] {
 		return r
 	}
 	return heldEvents{lanes: l, r: r, scheme: scheme}
@@ -181,11 +182,38 @@ type laneKey struct {
 	types.NamespacedName
 }
 
+// LanesPart names one mechanism of Lanes, which the benchmark's ablation switches off
+// (test/bench, the manager's hidden --lanes-off) to measure what it is worth.
+type LanesPart string
+
+const (
+	// DeferReports: a report (status and events) that finds urgent writes due or under way
+	// is held back (Defer).
+	DeferReports LanesPart = "defer"
+	// RecordsBetween: a Job owner's record waits for the urgent writes under way
+	// (WaitUnderWay), and the reports wait for the records (Recording).
+	RecordsBetween LanesPart = "recording"
+	// AwaitLanding: the reports wait until the manager's watch has seen the HPA writes
+	// (Landing).
+	AwaitLanding LanesPart = "landing"
+	// HoldEvents: the Job owners' events are held back while urgent writes are due or under
+	// way (Events).
+	HoldEvents LanesPart = "events"
+)
+
+// LanesParts are the parts that can be switched off, in the order the ablation reports them.
+var LanesParts = []LanesPart{DeferReports, RecordsBetween, AwaitLanding, HoldEvents}
+
 // NewLanes returns Lanes that tell time, and wait, with clk, and hold anything back at most
-// maxDelay (DefaultMaxReportDelay).
-func NewLanes(clk clock.WithDelayedExecution, maxDelay time.Duration) *Lanes {
+// maxDelay (DefaultMaxReportDelay), without the parts off (none but for the benchmark's
+// ablation).
+func NewLanes(clk clock.WithDelayedExecution, maxDelay time.Duration, off ...LanesPart) *Lanes {
+	offs := map[LanesPart]bool{}
+	for _, p := range off {
+		offs[p] = true
+	}
 	return &Lanes{
-		clock: clk, maxDelay: maxDelay,
+		clock: clk, maxDelay: maxDelay, off: offs,
 		due:       map[laneKey]time.Time{},
 		workers:   map[string]int{},
 		waiters:   map[string]map[chan struct{}]bool{},
@@ -326,7 +354,7 @@ func (l *Lanes) SetWorkers(controller string, n int) {
 // does not wait for writes due but not started. A caller whose own urgent write is under way
 // marks it done first, or it waits for itself.
 func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait time.Duration) {
-	if l == nil {
+	if l == nil || l.off[RecordsBetween] {
 		return
 	}
 	l.mu.Lock()
@@ -363,7 +391,7 @@ func (l *Lanes) WaitUnderWay(ctx context.Context, controller string, maxWait tim
 // the returned function is called, or for maxDelay at most: the reports and events wait for
 // it as for the urgent writes, but WaitUnderWay does not. For nil Lanes it does nothing.
 func (l *Lanes) Recording() (done func()) {
-	if l == nil {
+	if l == nil || l.off[RecordsBetween] {
 		return func() {}
 	}
 	l.mu.Lock()
@@ -422,7 +450,7 @@ func (l *Lanes) endLandingLocked(k landKey, e *landing) bool {
 // it. When owner has no urgent work under way (no instant called for this write) it does
 // nothing, and so for nil Lanes.
 func (l *Lanes) Landing(controller string, owner types.NamespacedName, kind string, key types.NamespacedName) (returned func(resourceVersion string)) {
-	if l == nil {
+	if l == nil || l.off[AwaitLanding] {
 		return func(string) {}
 	}
 	k := landKey{kind, key}
@@ -520,7 +548,7 @@ func (l *Lanes) releaseLocked(controller string) {
 // reconciled again by the instant returned (and by its own next boundary); Lanes wakes it
 // sooner, when the urgent writes are done.
 func (l *Lanes) Defer(controller string, key types.NamespacedName) (until time.Time) {
-	if l == nil {
+	if l == nil || l.off[DeferReports] {
 		return time.Time{}
 	}
 	l.mu.Lock()

@@ -546,3 +546,64 @@ func TestLanesSteadyWrites(t *testing.T) {
 		t.Errorf("events recorded under steady writes: %q, want the one held, after maxDelay", got)
 	}
 }
+
+// TestLanesPartsOff: each part that the benchmark's ablation switches off behaves as if
+// Lanes had no such part, while the others still hold: the reports are not deferred, the
+// records neither wait nor hold anything, a landing holds nothing, the events go out at once.
+func TestLanesPartsOff(t *testing.T) {
+	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	busy := func(off ...LanesPart) (*Lanes, func()) {
+		clk := clocktesting.NewFakeClock(boundary.Add(-time.Second))
+		l := NewLanes(clk, time.Minute, off...)
+		l.Expect("scheduledpodautoscaler", key, boundary)
+		clk.SetTime(boundary)
+		return l, l.Urgent("scheduledpodautoscaler", key)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "nightly-1"}}
+
+	l, done := busy(DeferReports)
+	if !l.Defer("schedule", key).IsZero() {
+		t.Error("defer off: a report was deferred")
+	}
+	rec := &recordedEvents{}
+	l.Events(rec, scheme.Scheme).Eventf(job, nil, "Normal", "JobCreated", "Create", "held")
+	if len(rec.got()) != 0 {
+		t.Error("defer off: the events were not held (another part)")
+	}
+	done()
+
+	l, done = busy(RecordsBetween)
+	done()
+	recorded := l.Recording()
+	if !l.Defer("schedule", key).IsZero() {
+		t.Error("recording off: a record held a report back")
+	}
+	recorded()
+	_, done = busy(RecordsBetween)
+	start := time.Now()
+	l.WaitUnderWay(context.Background(), "scheduledjob", time.Hour) // returns at once
+	if time.Since(start) > 10*time.Second {
+		t.Error("recording off: a record waited")
+	}
+	done()
+
+	l, done = busy(AwaitLanding)
+	returned := l.Landing("scheduledpodautoscaler", key, "HorizontalPodAutoscaler", key)
+	done()
+	returned("7")
+	if !l.Defer("schedule", key).IsZero() {
+		t.Error("landing off: a write not yet seen held a report back")
+	}
+
+	l, done = busy(HoldEvents)
+	rec = &recordedEvents{}
+	l.Events(rec, scheme.Scheme).Eventf(job, nil, "Normal", "JobCreated", "Create", "at once")
+	if len(rec.got()) != 1 {
+		t.Error("events off: an event was held")
+	}
+	if l.Defer("schedule", key).IsZero() {
+		t.Error("events off: a report was not deferred (another part)")
+	}
+	done()
+}

@@ -1,10 +1,10 @@
 // Package schedule reconciles Schedules.
 //
-// It owns each Schedule's status — phase (Active, Inactive, Completed), nextStartTime,
-// nextEndTime and the Valid condition — and keeps it true at the Schedule's own window
-// boundaries by asking to be called again exactly then (RequeueAfter); at a boundary the
-// phase is written once the HPA writes due then are done, or when Lanes stops holding it
-// back (base.Lanes). It watches Schedules
+// It owns each Schedule's status — phase (Scheduled, Suspended, Completed, Invalid), the Valid
+// condition and, under overlapPolicy Forbid, the ForbiddenOverlap condition — which changes
+// with the spec, when a Schedule's last window closes (it asks to be called again exactly
+// then) and, under Forbid, at its autoscaler's boundaries; not at each window's boundaries,
+// which are its autoscaler's status. It watches Schedules
 // (and autoscalers' overlapPolicy), and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
 // ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
 // change of a Schedule enqueues its autoscaler there.
@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -170,16 +169,19 @@ func LeftOut(st *autoscalingv1alpha1.ScheduleStatus, s *autoscalingv1alpha1.Sche
 	return next
 }
 
-// Status returns the status of s at now and the instant at which it next changes (zero if
-// it never does). It is a pure function of the Schedule and now.
+// Status returns the status of s at now and the instant at which it next changes by
+// itself (zero if it never does: only a change of the spec changes it). The phase says what
+// the Schedule will do, not whether a window is open now: that is its autoscaler's status,
+// written at each transition anyway, so a boundary costs the API server no write of the
+// Schedule's (issue 23); a Schedule whose last window is to come completes when it closes.
+// It is a pure function of the Schedule and now.
 func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1.ScheduleStatus, time.Time) {
 	st := *s.Status.DeepCopy()
 	st.ObservedGeneration = s.Generation
-	st.NextStartTime, st.NextEndTime = nil, nil
 
 	w, err := scaling.Compile(s)
 	if err != nil {
-		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
+		st.Phase = autoscalingv1alpha1.SchedulePhaseInvalid
 		conditions.Set(&st.Conditions, invalidCondition(err), s.Generation, now)
 		return st, time.Time{}
 	}
@@ -191,19 +193,15 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 		st.Phase = autoscalingv1alpha1.SchedulePhaseCompleted
 		return st, time.Time{}
 	case s.Spec.Suspend:
-		// A suspended Schedule changes nothing, so it announces no window; resuming it is
-		// a spec change, which reconciles it again.
-		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
+		// Resuming it is a spec change, which reconciles it again.
+		st.Phase = autoscalingv1alpha1.SchedulePhaseSuspended
 		return st, time.Time{}
-	case iv.Contains(now):
-		st.Phase = autoscalingv1alpha1.SchedulePhaseActive
-	default:
-		st.Phase = autoscalingv1alpha1.SchedulePhaseInactive
 	}
-	st.NextStartTime = ptr.To(metav1.NewTime(iv.Start.UTC()))
-	st.NextEndTime = ptr.To(metav1.NewTime(iv.End.UTC()))
-	next, _ := w.NextBoundary(now)
-	return st, next
+	st.Phase = autoscalingv1alpha1.SchedulePhaseScheduled
+	if _, more := w.NextInterval(iv.End); !more {
+		return st, iv.End // the last window: the Schedule completes when it closes
+	}
+	return st, time.Time{}
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded, reports a newly

@@ -19,7 +19,6 @@ package scheduledpodautoscaler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -48,11 +47,8 @@ import (
 
 // Event reasons of this reconciler (besides the condition reasons of the API package).
 const (
-	// EventScheduleActivated: a Schedule's window opened.
-	EventScheduleActivated = "ScheduleActivated"
-	// EventScheduleEnded: a Schedule's window closed.
-	EventScheduleEnded = "ScheduleEnded"
-	// EventBoundsApplied: new bounds were written to the HorizontalPodAutoscaler.
+	// EventBoundsApplied: new bounds were written to the HorizontalPodAutoscaler, other than
+	// at a transition (which status.lastAppliedTransition reports).
 	EventBoundsApplied = autoscalingv1alpha1.ReasonBoundsApplied
 	// EventForbiddenOverlap (Warning): under overlapPolicy Forbid, Schedules overlap and the
 	// later ones are left out of the bounds (the ForbiddenOverlap condition).
@@ -266,29 +262,21 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 	if applied != nil {
 		observeTransition(applied.Lag.Duration)
 	}
-	r.emitEvents(spa, old, st, d, hs)
+	r.emitEvents(spa, old, st, d, hs, applied != nil)
 	return time.Time{}, nil
 }
 
-// emitEvents reports what changed from old to st: Schedules that became active or ended,
-// bounds written to the HPA, and problems that are new. The first bounds written for an
-// autoscaler are one event that names the Schedules active then: they did not become active,
-// they were (and a thousand autoscalers created at once cost the API server a thousand events,
-// not two thousand).
-func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState) {
+// emitEvents reports what the status does not say, as the HPA controller reports a rescale
+// and leaves its conditions to its status: bounds written to the HPA other than at a
+// transition (the first bounds of an autoscaler, a spec edit, a repair), one event naming
+// the Schedules active then, and problems that are new. A transition (a window opened or
+// closed) is the status's lastAppliedTransition and activeSchedules, written anyway, and
+// the HPA controller's event of the rescale that follows: an event of its own would be one
+// more write for the API server at the instant, for each autoscaler that shares it (issue 23).
+func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState, transition bool) {
 	applied := !hs.conflict && hs.applyErr == nil
 	first := old.MinReplicas == nil
-	for _, name := range st.ActiveSchedules {
-		if !slices.Contains(old.ActiveSchedules, name) && (!first || !applied) {
-			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleActivated, "Activate", "Schedule %q is active", name)
-		}
-	}
-	for _, name := range old.ActiveSchedules {
-		if !slices.Contains(st.ActiveSchedules, name) {
-			r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventScheduleEnded, "End", "Schedule %q is no longer active", name)
-		}
-	}
-	if applied && (first || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
+	if applied && !transition && (first || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
 		was := "none"
 		if old.MinReplicas != nil {
 			was = fmt.Sprintf("%d-%d", *old.MinReplicas, old.MaxReplicas)

@@ -269,9 +269,7 @@ func floor(tb testing.TB, cfg *rest.Config, s settings, spas []*autoscalingv1alp
 			sc := schedules[i]
 			changed := sc.DeepCopy()
 			changed.Status = autoscalingv1alpha1.ScheduleStatus{
-				ObservedGeneration: sc.Generation, Phase: autoscalingv1alpha1.SchedulePhaseInactive,
-				NextStartTime: ptr.To(metav1.NewTime(now.Add(4 * time.Hour).Truncate(time.Minute))),
-				NextEndTime:   ptr.To(metav1.NewTime(now.Add(6 * time.Hour).Truncate(time.Minute))),
+				ObservedGeneration: sc.Generation, Phase: autoscalingv1alpha1.SchedulePhaseScheduled,
 				Conditions: []metav1.Condition{condition(sc.Generation, autoscalingv1alpha1.ConditionValid, autoscalingv1alpha1.ReasonValid,
 					"The Schedule's window could be evaluated")},
 			}

@@ -76,8 +76,8 @@ func TestBenchHarnessSmoke(t *testing.T) {
 	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad, tn} {
 		r.report()
 	}
-	if got := len(table.rows); got != 10 {
-		t.Errorf("%d rows in the table, want 10", got)
+	if got := len(table.rows); got != 12 {
+		t.Errorf("%d rows in the table, want 12", got)
 	}
 	table.rows, table.notes = nil, nil
 }

@@ -65,15 +65,15 @@ func TestWeekdayWindowOpensFridayNotSaturday(t *testing.T) {
 		at                       string
 		min, max                 int32
 		active                   bool
-		nextTransition, nextOpen string
+		nextTransition           string
 		why                      string
 	}{
-		{"2030-04-05T06:59:00Z", 2, 10, false, "2030-04-05T07:00:00Z", "2030-04-05T07:00:00Z", "Friday 08:59 Berlin: closed, opens at 09:00"},
-		{"2030-04-05T07:00:00Z", 6, 20, true, "2030-04-05T16:00:00Z", "2030-04-05T07:00:00Z", "Friday 09:00 Berlin: open"},
-		{"2030-04-05T16:00:00Z", 2, 10, false, monday.Format(time.RFC3339), monday.Format(time.RFC3339), "Friday 18:00 Berlin: closed until Monday"},
-		{"2030-04-06T07:00:00Z", 2, 10, false, monday.Format(time.RFC3339), monday.Format(time.RFC3339), "Saturday 09:00 Berlin: stays closed"},
-		{"2030-04-07T12:00:00Z", 2, 10, false, monday.Format(time.RFC3339), monday.Format(time.RFC3339), "Sunday 14:00 Berlin: stays closed"},
-		{"2030-04-08T07:00:00Z", 6, 20, true, "2030-04-08T16:00:00Z", monday.Format(time.RFC3339), "Monday 09:00 Berlin: open again"},
+		{"2030-04-05T06:59:00Z", 2, 10, false, "2030-04-05T07:00:00Z", "Friday 08:59 Berlin: closed, opens at 09:00"},
+		{"2030-04-05T07:00:00Z", 6, 20, true, "2030-04-05T16:00:00Z", "Friday 09:00 Berlin: open"},
+		{"2030-04-05T16:00:00Z", 2, 10, false, monday.Format(time.RFC3339), "Friday 18:00 Berlin: closed until Monday"},
+		{"2030-04-06T07:00:00Z", 2, 10, false, monday.Format(time.RFC3339), "Saturday 09:00 Berlin: stays closed"},
+		{"2030-04-07T12:00:00Z", 2, 10, false, monday.Format(time.RFC3339), "Sunday 14:00 Berlin: stays closed"},
+		{"2030-04-08T07:00:00Z", 6, 20, true, "2030-04-08T16:00:00Z", "Monday 09:00 Berlin: open again"},
 	} {
 		t.Run(tt.at, func(t *testing.T) {
 			clk.SetTime(instant(t, tt.at))
@@ -99,12 +99,9 @@ func TestWeekdayWindowOpensFridayNotSaturday(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(weekdays), s); err != nil {
 				t.Fatal(err)
 			}
-			wantPhase := autoscalingv1alpha1.SchedulePhaseInactive
-			if tt.active {
-				wantPhase = autoscalingv1alpha1.SchedulePhaseActive
-			}
-			if s.Status.Phase != wantPhase || s.Status.NextStartTime == nil || s.Status.NextStartTime.UTC().Format(time.RFC3339) != tt.nextOpen {
-				t.Errorf("%s: Schedule phase %s, next start %v; want %s, %s", tt.why, s.Status.Phase, s.Status.NextStartTime, wantPhase, tt.nextOpen)
+			// The Schedule's status does not follow its windows (its autoscaler's does).
+			if s.Status.Phase != autoscalingv1alpha1.SchedulePhaseScheduled {
+				t.Errorf("%s: Schedule phase %s, want Scheduled", tt.why, s.Status.Phase)
 			}
 		})
 	}

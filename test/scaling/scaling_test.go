@@ -103,7 +103,8 @@ func TestBoundsFollowAWindow(t *testing.T) {
 		t.Errorf("Ready = %+v, want True/BoundsApplied", c)
 	}
 
-	// The Schedule's own status followed its window too.
+	// The Schedule's own status was written when it was created and when its last window
+	// closed, not when it opened (its autoscaler's status says that).
 	s := &autoscalingv1alpha1.Schedule{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "launch"}, s); err != nil {
 		t.Fatal(err)
@@ -117,15 +118,19 @@ func TestBoundsFollowAWindow(t *testing.T) {
 			phases = append(phases, w.at.Format(time.RFC3339))
 		}
 	}
-	if len(phases) != 4 { // created; Inactive; Active at open; Completed at close
-		t.Errorf("Schedule writes at %v, want 4 (create, Inactive, Active, Completed)", phases)
+	if len(phases) != 3 { // created; Scheduled; Completed at close
+		t.Errorf("Schedule writes at %v, want 3 (create, Scheduled, Completed)", phases)
 	}
 
-	// Events: the transitions, and nothing else.
-	want := []string{"BoundsApplied", "ScheduleActivated", "ScheduleEnded"}
+	// Events: the first bounds, and nothing else: each transition is in the status
+	// (lastAppliedTransition), which is written anyway.
+	want := []string{"BoundsApplied"}
 	eventually(t, 5*time.Second, func() error {
 		if got := eventReasons(t, ns, "web"); !slices.Equal(got, want) {
 			return fmt.Errorf("event reasons %v, want %v", got, want)
+		}
+		if msgs := eventMessages(t, ns, "web"); len(msgs) != 1 {
+			return fmt.Errorf("events %q, want one", msgs)
 		}
 		return nil
 	})
@@ -180,7 +185,7 @@ func TestRestartMidWindowConverges(t *testing.T) {
 
 // TestCreatedInsideAWindowIsOneEvent: an autoscaler created while a Schedule is active gets
 // one event, BoundsApplied naming that Schedule (it did not become active: it was); a
-// Schedule that opens later still gets its ScheduleActivated.
+// Schedule that opens later is a transition: the status says it, and no event is added.
 func TestCreatedInsideAWindowIsOneEvent(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
@@ -202,13 +207,15 @@ func TestCreatedInsideAWindowIsOneEvent(t *testing.T) {
 	clk.sleepUntil(later)
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 8, 30))
 	eventually(t, 5*time.Second, func() error {
-		if got, want := eventReasons(t, ns, "web"), []string{"BoundsApplied", "ScheduleActivated"}; !slices.Equal(got, want) {
-			return fmt.Errorf("event reasons %v, want %v", got, want)
+		got := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, got); err != nil {
+			return err
 		}
-		for _, m := range eventMessages(t, ns, "web") {
-			if strings.HasPrefix(m, "ScheduleActivated: ") && m != `ScheduleActivated: Schedule "rush" is active` {
-				return fmt.Errorf("event %q, want only Schedule rush's activation", m)
-			}
+		if lt := got.Status.LastAppliedTransition; lt == nil || !lt.BoundaryTime.Time.Equal(later) || !slices.Equal(got.Status.ActiveSchedules, []string{"rush", "sale"}) {
+			return fmt.Errorf("lastAppliedTransition %+v, active %v; want the boundary %s, rush and sale", lt, got.Status.ActiveSchedules, later)
+		}
+		if msgs := eventMessages(t, ns, "web"); len(msgs) != 1 {
+			return fmt.Errorf("events %q, want only the first BoundsApplied", msgs)
 		}
 		return nil
 	})
@@ -702,8 +709,8 @@ func TestForbidIsBackedByTheReconciler(t *testing.T) {
 }
 
 // TestHPAWritesComeFirstAtABoundary: when more autoscalers share a boundary than the
-// controller has workers, every HPA write of the boundary is stored before any status,
-// Schedule phase or event of it: those wait (base.Lanes) so that they do not delay the
+// controller has workers, every HPA write of the boundary is stored before any status of it
+// (the autoscalers'; a boundary writes no Schedule's status and no event): those wait (base.Lanes) so that they do not delay the
 // writes the boundary is for. resourceVersions are etcd's revisions, a total order of writes.
 func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	t.Parallel()
@@ -717,7 +724,7 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	writes := watchWrites(t, clk, ns)
 	clk.sleepUntil(open)
 	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
-	time.Sleep(time.Second) // the events go out after the statuses
+	time.Sleep(time.Second) // anything that would follow the statuses
 
 	rv := func(w write) int64 {
 		v, err := strconv.ParseInt(w.resourceVersion, 10, 64)
@@ -737,9 +744,9 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	if len(hpas) != n {
 		t.Fatalf("%d HPA writes at the boundary, want %d:\n%s", len(hpas), n, joinWrites(hpas))
 	}
-	// n autoscaler statuses, n Schedule phases, and events.
-	if len(reports) < 2*n {
-		t.Fatalf("%d status and event writes at the boundary, want at least %d:\n%s", len(reports), 2*n, joinWrites(reports))
+	// n autoscaler statuses, and nothing else (issue 23: no Schedule status, no event).
+	if len(reports) != n {
+		t.Fatalf("%d status and event writes at the boundary, want %d:\n%s", len(reports), n, joinWrites(reports))
 	}
 	lastHPA := slices.MaxFunc(hpas, func(a, b write) int { return cmp.Compare(rv(a), rv(b)) })
 	for _, w := range reports {

@@ -22,18 +22,21 @@ const (
 	ScheduleTypeCron ScheduleType = "Cron"
 )
 
-// SchedulePhase summarizes where a Schedule stands now.
-// +kubebuilder:validation:Enum=Active;Inactive;Completed
+// SchedulePhase says what a Schedule will do, as its spec says it: it does not follow the
+// clock from window to window (whether a window is open now is the autoscaler's
+// status.activeSchedules, written at each transition anyway).
+// +kubebuilder:validation:Enum=Scheduled;Suspended;Completed;Invalid
 type SchedulePhase string
 
 const (
-	// SchedulePhaseActive means a window is open now.
-	SchedulePhaseActive SchedulePhase = "Active"
-	// SchedulePhaseInactive means no window is open now, but one will open later (or the
-	// Schedule is suspended).
-	SchedulePhaseInactive SchedulePhase = "Inactive"
-	// SchedulePhaseCompleted means a OneShot Schedule's window has closed for good.
+	// SchedulePhaseScheduled means windows are to come (or one is open).
+	SchedulePhaseScheduled SchedulePhase = "Scheduled"
+	// SchedulePhaseSuspended means the Schedule is suspended: it changes nothing.
+	SchedulePhaseSuspended SchedulePhase = "Suspended"
+	// SchedulePhaseCompleted means the Schedule's last window has closed (a OneShot's).
 	SchedulePhaseCompleted SchedulePhase = "Completed"
+	// SchedulePhaseInvalid means the Schedule cannot be evaluated (condition Valid says why).
+	SchedulePhaseInvalid SchedulePhase = "Invalid"
 )
 
 // ScaleTargetReference names the ScheduledPodAutoscaler that a Schedule changes.
@@ -186,18 +189,13 @@ type ScheduleStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// phase is Active while a window is open, Inactive between windows (or while
-	// suspended), and Completed once a OneShot window has closed.
+	// phase is Scheduled while windows are to come, Suspended, Completed once the last
+	// window has closed (a OneShot's), or Invalid. It is written when the spec changes and
+	// when the last window closes, never at each window's boundaries: those are the
+	// autoscaler's status (activeSchedules, nextTransitionTime), which a boundary writes
+	// anyway, and `almanac preview` shows the windows to come.
 	// +optional
 	Phase SchedulePhase `json:"phase,omitempty"`
-
-	// nextStartTime is when the next (or current) window opens, in UTC.
-	// +optional
-	NextStartTime *metav1.Time `json:"nextStartTime,omitempty"`
-
-	// nextEndTime is when the next (or current) window closes, in UTC.
-	// +optional
-	NextEndTime *metav1.Time `json:"nextEndTime,omitempty"`
 
 	// conditions: Valid says whether the Schedule can be evaluated (a bad time zone or
 	// cron expression that slipped past admission is reported here).
