@@ -181,7 +181,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
 	f.BoolVar(&opts.overlapMemo, "overlap-memo", true, "Remember what comparisons of two Schedules' windows found (off only to measure what that is worth: test/bench).")
 	_ = f.MarkHidden("overlap-memo")
-	f.StringSliceVar(&opts.lanesOff, "lanes-off", nil, "Parts of the ordering of an instant's writes to switch off (defer, recording, landing, events), or lanes for all of it (only to measure what each is worth: test/bench).")
+	f.StringSliceVar(&opts.lanesOff, "lanes-off", nil, "Parts of the ordering of an instant's writes to switch off (defer, recording, events), or lanes for all of it (only to measure what each is worth: test/bench).")
 	_ = f.MarkHidden("lanes-off")
 	opts.certs.AddFlags(f)
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)

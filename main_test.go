@@ -210,7 +210,7 @@ func TestWatchNamespaces(t *testing.T) {
 // of it; a name that is not a part is refused with the names that are.
 func TestLanesOff(t *testing.T) {
 	clk := clock.RealClock{}
-	for _, off := range [][]string{nil, {"defer"}, {"recording", "landing", "events"}, {"lanes"}} {
+	for _, off := range [][]string{nil, {"defer"}, {"recording", "events"}, {"lanes"}} {
 		opt, err := newLanes(clk, off)
 		if err != nil {
 			t.Fatalf("--lanes-off=%v: %v", off, err)

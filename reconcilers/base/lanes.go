@@ -8,10 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/client-go/util/workqueue"
@@ -23,29 +21,27 @@ import (
 
 // DefaultMaxReportDelay bounds every hold of Lanes: how long after its instant an urgent write
 // that never came (its object was deleted, its reconcile failed) holds the reports back, how
-// long an urgent write under way, a record or a landing holds them at most (a callback that
+// long an urgent write under way or a record holds them at most (a callback that
 // never comes holds nothing longer), and how long a report or an event waits at most.
 const DefaultMaxReportDelay = 30 * time.Second
 
 // Lanes puts the writes that an instant is for ahead of the writes that report on them.
 //
 // At a boundary (09:00) many autoscalers need their HPA written at once, and a slot's
-// ScheduledJobs their Jobs; each autoscaler also has a status to write, its Schedules' phases
-// change, and events follow. The API server serves them all with the same CPU: when the
+// ScheduledJobs their Jobs; each autoscaler also has a status to write, and each Job owner a
+// record of its run and events. The API server serves them all with the same CPU: when the
 // reports go out with the urgent writes, every HPA is late by them. So the reconcilers tell
 // Lanes when an object's urgent write is due (Expect, with the instant they requeue for) and
 // when it is under way (Urgent); a report (a status write and its events) that finds urgent
 // writes of an instant due or under way is deferred (Defer), and its reconciler is woken
 // through its Wake source once none is left. Between the two go the Job owners' records of their runs, which
 // are written in the reconcile that started the run: after the urgent writes under way
-// (WaitUnderWay), and ahead of the reports (Recording). An urgent write that has returned
-// holds the reports until the manager's watch shows it (Landing, Sightings), since its
-// watchers learn of it from the API server that would serve them. Writes that no instant called for (a
+// (WaitUnderWay), and ahead of the reports (Recording). Writes that no instant called for (a
 // manager starting, a spec that changed) hold nothing back: there is no instant to be late
 // for.
 //
 // Every hold ends by itself, on the injected clock: a write due holds the reports at most
-// maxDelay after its instant, and a write under way, a record or a landing at most maxDelay
+// maxDelay after its instant, and a write under way or a record at most maxDelay
 // after it began, after which Lanes forgets it (a callback that never comes holds nothing
 // back for longer). A report waits at most maxDelay after it was first deferred, however
 // many writes follow one another meanwhile, and so do the held events; Defer returns that
@@ -55,6 +51,13 @@ const DefaultMaxReportDelay = 30 * time.Second
 // Only the order lives in memory, and nothing depends on it: a deferred reconcile has written
 // nothing (it writes when it is woken, from what it reads then), and a manager that starts
 // reconciles everything. A nil *Lanes orders nothing (every report goes out at once).
+//
+// Each part earns its keep in the benchmark's ablation (docs/performance.md, issue 23): with
+// the reports not deferred the boundary figure's p99 went from 1.08× to 2.12× the raw
+// applies', with the records not between the Jobs and the reports the trigger figure's p99
+// from 79 to 119 ms, with the events not held the slot figure's p99 from 0.03× to 0.06× the
+// CronJob controller's (medians of three). The wait for the manager's watch to show an HPA
+// write (Landing) moved nothing beyond the spread and was removed.
 type Lanes struct {
 	clock    clock.WithDelayedExecution
 	maxDelay time.Duration
@@ -71,9 +74,6 @@ type Lanes struct {
 	// number, each until its deadline.
 	recording map[uint64]time.Time
 	records   uint64 // the number of the last record
-	// landing holds the urgent writes whose sighting on the manager's watch is awaited
-	// (Landing), by kind and object.
-	landing  map[landKey]*landing
 	workers  map[string]int                           // by controller (SetWorkers)
 	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
 	deferred map[string]map[types.NamespacedName]bool // to wake at the next flush, by controller
@@ -193,16 +193,13 @@ const (
 	// RecordsBetween: a Job owner's record waits for the urgent writes under way
 	// (WaitUnderWay), and the reports wait for the records (Recording).
 	RecordsBetween LanesPart = "recording"
-	// AwaitLanding: the reports wait until the manager's watch has seen the HPA writes
-	// (Landing).
-	AwaitLanding LanesPart = "landing"
 	// HoldEvents: the Job owners' events are held back while urgent writes are due or under
 	// way (Events).
 	HoldEvents LanesPart = "events"
 )
 
 // LanesParts are the parts that can be switched off, in the order the ablation reports them.
-var LanesParts = []LanesPart{DeferReports, RecordsBetween, AwaitLanding, HoldEvents}
+var LanesParts = []LanesPart{DeferReports, RecordsBetween, HoldEvents}
 
 // NewLanes returns Lanes that tell time, and wait, with clk, and hold anything back at most
 // maxDelay (DefaultMaxReportDelay), without the parts off (none but for the benchmark's
@@ -220,7 +217,6 @@ func NewLanes(clk clock.WithDelayedExecution, maxDelay time.Duration, off ...Lan
 		deferred:  map[string]map[types.NamespacedName]bool{},
 		since:     map[laneKey]time.Time{},
 		wake:      map[string]func(types.NamespacedName){},
-		landing:   map[landKey]*landing{},
 		underWay:  map[laneKey]time.Time{},
 		recording: map[uint64]time.Time{},
 	}
@@ -411,129 +407,6 @@ func (l *Lanes) Recording() (done func()) {
 	}
 }
 
-// MaxLandingWait bounds how long the reports wait for the manager's watch to show an urgent
-// write that has returned (Landing): the watch shows it within milliseconds, or a few tens
-// of them when the API server is busy; a sighting that never comes (the informer relisted,
-// another write followed at once) holds the reports no longer than this.
-const MaxLandingWait = time.Second
-
-type landKey struct {
-	kind string
-	types.NamespacedName
-}
-
-// landing is an urgent write whose sighting is awaited until until: resourceVersion is what
-// the write returned ("" while it is under way), sighted the versions seen before it returned.
-type landing struct {
-	resourceVersion string
-	sighted         map[string]bool
-	until           time.Time
-}
-
-// endLandingLocked ends the wait for e if it is still the landing of k; it reports whether it
-// was.
-func (l *Lanes) endLandingLocked(k landKey, e *landing) bool {
-	if l.landing[k] != e {
-		return false
-	}
-	delete(l.landing, k)
-	return true
-}
-
-// Landing marks a write of the object key of kind as about to be sent by the urgent work
-// under way of the object owner of controller (Urgent), and returns the function to call with
-// the resourceVersion that the write returned ("" if it failed). Until the manager's watch of
-// kind (Sightings) shows the object at that version, at most MaxLandingWait after it returned
-// and maxDelay after Landing was called, the reports and events keep waiting, as for the urgent writes under way: a write that has returned has not
-// reached the watchers yet (the HPA controller, anyone watching), and the API server that
-// sends it to them is the one that would serve the reports. WaitUnderWay does not wait for
-// it. When owner has no urgent work under way (no instant called for this write) it does
-// nothing, and so for nil Lanes.
-func (l *Lanes) Landing(controller string, owner types.NamespacedName, kind string, key types.NamespacedName) (returned func(resourceVersion string)) {
-	if l == nil || l.off[AwaitLanding] {
-		return func(string) {}
-	}
-	k := landKey{kind, key}
-	e := &landing{}
-	l.mu.Lock()
-	now := l.clock.Now()
-	l.endLocked(now)
-	if _, urgent := l.underWay[laneKey{controller, owner}]; !urgent {
-		l.mu.Unlock()
-		return func(string) {}
-	}
-	e.until = l.holdLocked(now, func(l *Lanes) { l.endLandingLocked(k, e) })
-	l.landing[k] = e // a later write of the same object takes the place of an earlier one
-	l.mu.Unlock()
-	var once sync.Once
-	return func(rv string) {
-		once.Do(func() {
-			l.mu.Lock()
-			switch {
-			case l.landing[k] != e:
-				l.mu.Unlock()
-				return // a later write of the same object took its place
-			case rv == "" || e.sighted[rv]:
-				l.endLandingLocked(k, e)
-				l.mu.Unlock()
-				l.flushIfIdle()
-				return
-			}
-			e.resourceVersion, e.sighted = rv, nil
-			if until := l.clock.Now().Add(MaxLandingWait); until.Before(e.until) {
-				e.until = until
-				heap.Push(&l.ends, timed[func(*Lanes)]{at: until, v: func(l *Lanes) { l.endLandingLocked(k, e) }})
-			}
-			l.mu.Unlock()
-		})
-	}
-}
-
-// landed ends the wait for e, if it is still the landing of k.
-func (l *Lanes) landed(k landKey, e *landing) {
-	l.mu.Lock()
-	ended := l.endLandingLocked(k, e)
-	l.mu.Unlock()
-	if ended {
-		l.flushIfIdle()
-	}
-}
-
-// Sightings returns the informer event handler through which the manager's watch of kind
-// tells Lanes what it has seen (Landing). It only looks the object up among the awaited
-// writes, so it costs one map lookup per event.
-func (l *Lanes) Sightings(kind string) toolscache.ResourceEventHandler {
-	seen := func(obj any) {
-		o, ok := obj.(metav1.Object)
-		if !ok || l == nil {
-			return
-		}
-		k := landKey{kind, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
-		rv := o.GetResourceVersion()
-		l.mu.Lock()
-		e := l.landing[k]
-		switch {
-		case e == nil:
-			l.mu.Unlock()
-		case e.resourceVersion == "": // the write has not returned: remember what was seen
-			if e.sighted == nil {
-				e.sighted = map[string]bool{}
-			}
-			e.sighted[rv] = true
-			l.mu.Unlock()
-		case e.resourceVersion == rv:
-			l.mu.Unlock()
-			l.landed(k, e)
-		default:
-			l.mu.Unlock()
-		}
-	}
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    seen,
-		UpdateFunc: func(_, obj any) { seen(obj) },
-	}
-}
-
 // releaseLocked lets go every WaitUnderWay call of controller.
 func (l *Lanes) releaseLocked(controller string) {
 	for done := range l.waiters[controller] {
@@ -572,13 +445,13 @@ func (l *Lanes) Defer(controller string, key types.NamespacedName) (until time.T
 	return since.Add(l.maxDelay)
 }
 
-// busyLocked reports whether an urgent write is under way, or returned but not seen on the
-// manager's watch yet (Landing), or due (its instant has passed, by less than maxDelay), or a
+// busyLocked reports whether an urgent write is under way, or due (its instant has passed, by
+// less than maxDelay), or a
 // Job owner's record after one is being written (Recording); it first forgets the holds that
 // have ended by themselves.
 func (l *Lanes) busyLocked(now time.Time) bool {
 	l.endLocked(now)
-	if len(l.underWay) > 0 || len(l.recording) > 0 || len(l.landing) > 0 {
+	if len(l.underWay) > 0 || len(l.recording) > 0 {
 		return true
 	}
 	at, ok := l.oldestDueLocked(now)
@@ -605,8 +478,8 @@ func (l *Lanes) oldestDueLocked(now time.Time) (time.Time, bool) {
 }
 
 // armLocked makes sure that flushIfIdle runs, on the clock, when the first hold ends by
-// itself (an urgent write due that never came, one under way, a record or a landing whose
-// callback did not come) or the held events have waited maxDelay.
+// itself (an urgent write due that never came, one under way or a record whose callback did
+// not come) or the held events have waited maxDelay.
 func (l *Lanes) armLocked(now time.Time) {
 	var next time.Time
 	sooner := func(t time.Time) {

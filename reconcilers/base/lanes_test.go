@@ -323,93 +323,11 @@ func TestLanesForgetWakesReports(t *testing.T) {
 	}
 }
 
-// TestLanesLanding: after the last urgent write of a boundary has returned, the reports and
-// events still wait until the manager's watch has shown each write at the version it
-// returned (seen before or after it returned), or MaxLandingWait; a write that failed, or
-// that no instant called for, holds nothing.
-func TestLanesLanding(t *testing.T) {
-	const spa, hpa = "scheduledpodautoscaler", "HorizontalPodAutoscaler"
-	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
-	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
-	obj := func(name, rv string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
-	}
-	clk := clocktesting.NewFakeClock(boundary)
-	l := NewLanes(clk, time.Hour)
-	sightings := l.Sightings(hpa)
-	rec := &recordedEvents{}
-	events := l.Events(rec, scheme.Scheme)
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "report"}}
-	busy := func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.busyLocked(l.clock.Now())
-	}
-
-	// Not urgent (no instant called for it): nothing waits for its sighting.
-	l.Landing(spa, key("a"), hpa, key("a"))("3")
-	if busy() {
-		t.Fatal("a write that no instant called for holds the reports")
-	}
-
-	for _, n := range []string{"a", "b", "c"} {
-		l.Expect(spa, key(n), boundary)
-	}
-	doneA, doneB, doneC := l.Urgent(spa, key("a")), l.Urgent(spa, key("b")), l.Urgent(spa, key("c"))
-	events.Eventf(job, nil, "Normal", "BoundsApplied", "Apply", "at the boundary")
-	// a: the watch shows the write before it returns.
-	returnedA := l.Landing(spa, key("a"), hpa, key("a"))
-	sightings.OnUpdate(obj("a", "4"), obj("a", "5"))
-	returnedA("5")
-	doneA()
-	// b: it fails.
-	l.Landing(spa, key("b"), hpa, key("b"))("")
-	doneB()
-	// c: it returns first.
-	returnedC := l.Landing(spa, key("c"), hpa, key("c"))
-	returnedC("7")
-	doneC()
-	if !busy() || len(rec.got()) != 0 {
-		t.Fatalf("busy %v, recorded %q: the write of c has returned but is not seen, want the event held", busy(), rec.got())
-	}
-	sightings.OnUpdate(obj("c", "5"), obj("c", "6")) // an older version
-	sightings.OnAdd(obj("d", "7"), false)            // another object
-	if !busy() {
-		t.Fatal("a sighting of another version or object released the reports")
-	}
-	sightings.OnUpdate(obj("c", "6"), obj("c", "7"))
-	if busy() {
-		t.Fatal("the reports wait after every write was seen")
-	}
-	if got := rec.got(); len(got) != 1 {
-		t.Fatalf("recorded %q after every write was seen, want the held event", got)
-	}
-
-	// A sighting that never comes holds the reports MaxLandingWait (on the clock).
-	clk.SetTime(boundary.Add(time.Hour))
-	l.Expect(spa, key("e"), clk.Now())
-	doneE := l.Urgent(spa, key("e"))
-	l.Landing(spa, key("e"), hpa, key("e"))("9")
-	doneE()
-	clk.Step(MaxLandingWait - time.Millisecond)
-	if !busy() {
-		t.Fatal("the reports stopped waiting for a sighting before MaxLandingWait")
-	}
-	clk.Step(time.Millisecond)
-	if busy() {
-		t.Fatal("the reports still wait for a sighting that never came after MaxLandingWait")
-	}
-
-	var none *Lanes
-	none.Landing(spa, key("a"), hpa, key("a"))("1")
-	none.Sightings(hpa).OnAdd(obj("a", "1"), false)
-}
-
-// TestLanesLostCallbacks: an urgent write whose done is never called, a landing whose write
-// never returns and a record never marked written each hold the reports for maxDelay of the
+// TestLanesLostCallbacks: an urgent write whose done is never called and a record never
+// marked written each hold the reports for maxDelay of the
 // clock after they began, and no longer: Lanes then forgets them and wakes what they held.
 func TestLanesLostCallbacks(t *testing.T) {
-	const spa, hpa = "scheduledpodautoscaler", "HorizontalPodAutoscaler"
+	const spa = "scheduledpodautoscaler"
 	const maxDelay = 30 * time.Second
 	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
@@ -436,12 +354,6 @@ func TestLanesLostCallbacks(t *testing.T) {
 			l.Expect(spa, key("a"), clk.Now())
 			l.Urgent(spa, key("a"))
 		}},
-		{"a landing whose write never returned", func() {
-			l.Expect(spa, key("b"), clk.Now())
-			done := l.Urgent(spa, key("b"))
-			l.Landing(spa, key("b"), hpa, key("b"))
-			done()
-		}},
 		{"a record never marked written", func() { l.Recording() }},
 	} {
 		clk.Step(time.Hour)
@@ -465,7 +377,7 @@ func TestLanesLostCallbacks(t *testing.T) {
 			t.Fatalf("%s still holds the reports after maxDelay", lost.what)
 		}
 		l.mu.Lock()
-		left := len(l.underWay) + len(l.recording) + len(l.landing)
+		left := len(l.underWay) + len(l.recording)
 		l.mu.Unlock()
 		if left != 0 {
 			t.Fatalf("%s: %d holds remembered after maxDelay, want none", lost.what, left)
@@ -549,7 +461,7 @@ func TestLanesSteadyWrites(t *testing.T) {
 
 // TestLanesPartsOff: each part that the benchmark's ablation switches off behaves as if
 // Lanes had no such part, while the others still hold: the reports are not deferred, the
-// records neither wait nor hold anything, a landing holds nothing, the events go out at once.
+// records neither wait nor hold anything, the events go out at once.
 func TestLanesPartsOff(t *testing.T) {
 	boundary := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
@@ -587,14 +499,6 @@ func TestLanesPartsOff(t *testing.T) {
 		t.Error("recording off: a record waited")
 	}
 	done()
-
-	l, done = busy(AwaitLanding)
-	returned := l.Landing("scheduledpodautoscaler", key, "HorizontalPodAutoscaler", key)
-	done()
-	returned("7")
-	if !l.Defer("schedule", key).IsZero() {
-		t.Error("landing off: a write not yet seen held a report back")
-	}
 
 	l, done = busy(HoldEvents)
 	rec = &recordedEvents{}

@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -145,12 +146,16 @@ func (b *Base) writeStatus(ctx context.Context, controller, kind string, obj, ch
 // write yet, which takes milliseconds.
 const ConflictRetry = 20 * time.Millisecond
 
-// Retry returns what a reconcile whose status write failed with err returns: a conflict is
-// retried after ConflictRetry, quietly (nothing went wrong: the copy read was behind); other
-// errors go to the controller, which logs them and retries with backoff.
+// Retry returns what a reconcile whose status write failed with err, or whose ReadRecord did,
+// returns: a conflict is retried after ConflictRetry, and a cache behind the last write
+// (ErrCacheBehind) after RecordCatchUp, quietly (nothing went wrong: the copy read was
+// behind); other errors go to the controller, which logs them and retries with backoff.
 func Retry(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsConflict(err):
 		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+	case errors.Is(err, ErrCacheBehind):
+		return ctrl.Result{RequeueAfter: RecordCatchUp}, nil
 	}
 	return ctrl.Result{}, err
 }

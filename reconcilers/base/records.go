@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Records struct {
 type version struct {
 	uid             types.UID
 	resourceVersion string
+	// waited: a reconcile found the cached copy behind this version and was requeued to
+	// let the cache catch up (ErrCacheBehind); the next reads around the cache.
+	waited bool
 }
 
 // NewRecords returns empty Records.
@@ -48,6 +52,13 @@ func (r *Records) take(key types.NamespacedName) (version, bool) {
 	return v, ok
 }
 
+// keep puts back what take returned.
+func (r *Records) keep(key types.NamespacedName, v version) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.versions[key] = v
+}
+
 // remember records obj's version as the last one this process read around the cache or wrote.
 func (r *Records) remember(obj client.Object) {
 	r.mu.Lock()
@@ -55,46 +66,44 @@ func (r *Records) remember(obj client.Object) {
 	r.versions[client.ObjectKeyFromObject(obj)] = version{uid: obj.GetUID(), resourceVersion: obj.GetResourceVersion()}
 }
 
+// ErrCacheBehind is what ReadRecord returns when the cached copy of a Job owner is behind the
+// version this process last wrote: Retry makes the reconcile run again RecordCatchUp later,
+// when the cache has most often caught up, rather than read around it at once.
+var ErrCacheBehind = errors.New("the cached copy is behind the version last written")
+
 // ReadRecord reads the Job owner key into obj for a reconcile that may start a run. With
 // Records, it reads from the cache when the cached copy is the version that this process last
-// read around the cache or wrote (see Records); otherwise, and without Records, it reads
-// around the cache with APIReader. Either way it leaves nothing remembered of key until the
-// reconcile's WriteStatus succeeds.
+// read around the cache or wrote (see Records). When the cached copy is behind that version
+// (a reconcile that follows this process's write closely: the one the Job it just created
+// brings), it returns ErrCacheBehind once, so that the reconcile runs again RecordCatchUp
+// later (Retry) instead of costing the API server a read; and nothing waits in the meantime.
+// Otherwise, and without Records, it reads around the cache with APIReader. Either way it
+// leaves nothing remembered of key until the reconcile's WriteStatus succeeds, but for the
+// one requeue.
 //
 // A boundary's burst of runs is thus served from the cache: each reconcile costs the API
 // server the Job create and the status write, not a read of the owner too.
 func (b *Base) ReadRecord(ctx context.Context, key types.NamespacedName, obj client.Object) error {
 	if b.Records != nil {
-		if v, ok := b.Records.take(key); ok && b.cacheReaches(ctx, key, obj, v) {
-			return nil
+		if v, ok := b.Records.take(key); ok {
+			err := b.Client.Get(ctx, key, obj)
+			switch {
+			case err != nil || obj.GetUID() != v.uid:
+			case obj.GetResourceVersion() == v.resourceVersion:
+				return nil
+			case !v.waited:
+				v.waited = true
+				b.Records.keep(key, v)
+				return ErrCacheBehind
+			}
 		}
 	}
 	return b.APIReader.Get(ctx, key, obj)
 }
 
-// RecordCatchUp is how long ReadRecord waits for the cache to reach the version it remembers
-// before it reads around the cache: a reconcile that follows a write closely (the one that
-// the Job it just created brings) finds the cache a few milliseconds behind, and waiting for
-// it costs the API server nothing.
+// RecordCatchUp is how long after ErrCacheBehind the reconcile runs again: the cache is a few
+// milliseconds behind a write, and waiting for it costs the API server nothing.
 const RecordCatchUp = 20 * time.Millisecond
-
-// cacheReaches reads key from the cache into obj until it is the version v, for at most
-// RecordCatchUp; it reports whether it was.
-func (b *Base) cacheReaches(ctx context.Context, key types.NamespacedName, obj client.Object, v version) bool {
-	deadline := time.Now().Add(RecordCatchUp)
-	for {
-		if err := b.Client.Get(ctx, key, obj); err != nil || obj.GetUID() != v.uid {
-			return false
-		}
-		if obj.GetResourceVersion() == v.resourceVersion {
-			return true
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 // recordWritten is WriteStatus's note to Records: obj is the version this reconcile read (when
 // nothing was written) or wrote.

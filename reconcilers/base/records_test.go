@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -105,8 +106,12 @@ func TestReadRecord(t *testing.T) {
 	sj := read(1, "nothing remembered: the first read")
 	write(sj, slot1)
 
-	// The cache has not seen the write: the read goes around it and sees slot1.
-	sj = read(2, "cache behind the write")
+	// The cache has not seen the write: once the reconcile has been requeued for it to catch
+	// up (ErrCacheBehind), the read goes around it and sees slot1.
+	if err := b.ReadRecord(ctx, key, &batchv1alpha1.ScheduledJob{}); !errors.Is(err, ErrCacheBehind) {
+		t.Fatalf("cache behind the write: ReadRecord = %v, want ErrCacheBehind", err)
+	}
+	sj = read(2, "cache still behind the write")
 	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1) {
 		t.Fatalf("the read around the cache gave lastScheduleTime %v, want %v", got, slot1)
 	}
@@ -116,9 +121,17 @@ func TestReadRecord(t *testing.T) {
 	sj = read(2, "cache at the version written")
 	write(sj, slot1.Add(2*time.Minute))
 
-	// The cache catches up while ReadRecord waits for it (RecordCatchUp): no read around it.
-	time.AfterFunc(RecordCatchUp/4, func() { cache.sync(t, api, key) })
-	sj = read(2, "cache catching up within RecordCatchUp")
+	// The cache is behind the write: ReadRecord asks once for the reconcile to run again
+	// (ErrCacheBehind, which Retry makes RecordCatchUp later) rather than read around it, and
+	// the cache has caught up by then: no read around it.
+	if err := b.ReadRecord(ctx, key, &batchv1alpha1.ScheduledJob{}); !errors.Is(err, ErrCacheBehind) {
+		t.Fatalf("cache behind the write: ReadRecord = %v, want ErrCacheBehind", err)
+	}
+	if res, err := Retry(ErrCacheBehind); err != nil || res.RequeueAfter != RecordCatchUp {
+		t.Fatalf("Retry(ErrCacheBehind) = %+v, %v; want a requeue after RecordCatchUp", res, err)
+	}
+	cache.sync(t, api, key)
+	sj = read(2, "cache caught up after the requeue")
 	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1.Add(2*time.Minute)) {
 		t.Fatalf("the cached read gave lastScheduleTime %v, want %v", got, slot1.Add(2*time.Minute))
 	}
@@ -129,14 +142,27 @@ func TestReadRecord(t *testing.T) {
 		t.Fatalf("the cached read gave lastScheduleTime %v, want %v", got, slot1)
 	}
 
+	// A cache still behind after the requeue is read around.
+	write(sj, slot1.Add(4*time.Minute))
+	if err := b.ReadRecord(ctx, key, &batchv1alpha1.ScheduledJob{}); !errors.Is(err, ErrCacheBehind) {
+		t.Fatalf("cache behind the write: ReadRecord = %v, want ErrCacheBehind", err)
+	}
+	sj = read(3, "cache still behind after the requeue")
+	if got := sj.Status.LastScheduleTime; got == nil || !got.Time.Equal(slot1.Add(4*time.Minute)) {
+		t.Fatalf("the read around the cache gave lastScheduleTime %v, want %v", got, slot1.Add(4*time.Minute))
+	}
+	write(sj, slot1)
+	cache.sync(t, api, key)
+	sj = read(3, "cache at the version written")
+
 	// A reconcile that ends before its write (here: the one above) leaves nothing remembered.
-	sj = read(3, "the previous reconcile did not write")
+	sj = read(4, "the previous reconcile did not write")
 	write(sj, slot1)
 
 	// Someone else's write (here: a spec change) moves the stored version past the remembered
 	// one: the cache is synced to it, and still the read goes around the cache.
 	cache.sync(t, api, key)
-	sj = read(3, "cache at the version written")
+	sj = read(4, "cache at the version written")
 	other := sj.DeepCopy()
 	other.Spec.Suspend = true
 	if err := api.Update(ctx, other); err != nil {
@@ -146,7 +172,7 @@ func TestReadRecord(t *testing.T) {
 		t.Fatalf("the write from a version that is gone returned %v, want a conflict", err)
 	}
 	cache.sync(t, api, key)
-	sj = read(4, "the write failed")
+	sj = read(5, "the write failed")
 	write(sj, slot1)
 
 	// Deleted and created again under the same name: another UID, so around the cache.
@@ -159,12 +185,12 @@ func TestReadRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache.sync(t, api, key)
-	read(5, "another object of the same name")
+	read(6, "another object of the same name")
 
 	// Without Records every read goes around the cache.
 	b.Records = nil
-	read(6, "no Records")
 	read(7, "no Records")
+	read(8, "no Records")
 }
 
 // cachedReads is a client whose reads come from a snapshotCache and whose writes go to the

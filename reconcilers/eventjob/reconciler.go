@@ -21,7 +21,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/reconcilers/base"
@@ -68,7 +67,10 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconci
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ej := &batchv1alpha1.EventJob{}
 	if err := r.ReadRecord(ctx, req.NamespacedName, ej); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return base.Retry(err)
 	}
 	if !ej.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // Its Jobs go with it through their ownerReferences.

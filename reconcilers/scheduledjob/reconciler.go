@@ -87,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Lanes.Forget(controllerName, req.NamespacedName)
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
-		return ctrl.Result{}, err
+		return base.Retry(err)
 	}
 	if !sj.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.releaseOrphans(ctx, sj.Namespace, sj.Name)

@@ -94,9 +94,6 @@ type applied struct {
 // controllerName names the controller, its metrics and its lane.
 const controllerName = "scheduledpodautoscaler"
 
-// hpaKind names the HPAs' writes in Lanes.Landing.
-const hpaKind = "HorizontalPodAutoscaler"
-
 // New returns a Reconciler that uses mgr's clients and event recorder and takes "now" from
 // clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
@@ -194,14 +191,11 @@ func (r *Reconciler) applyHPA(ctx context.Context, spa *autoscalingv1alpha1.Sche
 	case upToDate(hpa, want):
 		return hpaState{}, nil
 	}
-	returned := r.Lanes.Landing(controllerName, key, hpaKind, key)
 	if err := r.Client.Apply(ctx, want, client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-		returned("")
 		err = fmt.Errorf("failed to apply HorizontalPodAutoscaler %s: %w", klog.KObj(spa), err)
 		return hpaState{applyErr: err}, err
 	}
 	version := ptr.Deref(want.ResourceVersion, "") // what the apply returned
-	returned(version)
 	ctrl.LoggerFrom(ctx).V(1).Info("Applied HorizontalPodAutoscaler", "HorizontalPodAutoscaler", klog.KObj(spa),
 		"minReplicas", d.Bounds.Min, "maxReplicas", d.Bounds.Max, "active", d.Active)
 	return hpaState{appliedAt: r.Clock.Now(), appliedVersion: version}, nil
@@ -312,16 +306,6 @@ func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
 // SetupWithManager registers the controller with mgr, whose cache must have the index
 // autoscalingv1alpha1.ScheduleTargetField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Lanes != nil {
-		// The reports of a boundary wait until this watch has seen its HPA writes (Lanes.Landing).
-		inf, err := mgr.GetCache().GetInformer(context.Background(), &autoscalingv2.HorizontalPodAutoscaler{})
-		if err != nil {
-			return fmt.Errorf("failed to get the HorizontalPodAutoscaler informer: %w", err)
-		}
-		if _, err := inf.AddEventHandler(r.Lanes.Sightings(hpaKind)); err != nil {
-			return fmt.Errorf("failed to watch the HorizontalPodAutoscalers for Lanes: %w", err)
-		}
-	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.sameName),

@@ -87,3 +87,45 @@ func TestTables(t *testing.T) {
 		t.Errorf("markdown (-want +got):\n%s", diff)
 	}
 }
+
+// TestAblationVerdicts: a part moves a goal figure only when every run with it off lies
+// outside the range of the runs with all on; the all-on row holds the medians against the
+// goals.
+func TestAblationVerdicts(t *testing.T) {
+	saved := table
+	t.Cleanup(func() { table = saved })
+	table = &results{}
+	runs := func(p99 ...float64) []measure {
+		var ms []measure
+		for _, v := range p99 {
+			ms = append(ms, measure{"p99": v, "API server CPU ÷ raw": 2})
+		}
+		return ms
+	}
+	reportAblation("trigger", map[string][]measure{
+		"all on":              runs(60, 90, 70),
+		"records between off": runs(80, 120, 70), // within the spread
+		"held events off":     runs(100, 120, 110), // beyond it
+		"no Lanes":            runs(40, 50, 45),    // better, beyond it
+	})
+	var got []string
+	for _, r := range table.rows {
+		got = append(got, r.Met)
+	}
+	want := []string{"yes", "no: within the spread", "yes: p99 worse", "yes: p99 better"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("verdicts (-want +got):\n%s", d)
+	}
+	if a := table.rows[0].Almanac; a != "p99 70 ms (60 ms to 90 ms); API server CPU ÷ raw 2.00× (2.00× to 2.00×)" {
+		t.Errorf("all on: %q", a)
+	}
+	for _, g := range []struct {
+		goal string
+		v    float64
+		met  bool
+	}{{"≤ 1.5×", 1.5, true}, {"≤ 1.5×", 1.51, false}, {"≤ ⅓", 0.3, true}, {"≤ ⅓", 0.34, false}, {"≤ 100 ms", 99, true}, {"≤ 3", 3.02, false}} {
+		if got := (goalFigure{Goal: g.goal}).met(g.v); got != g.met {
+			t.Errorf("%v %s: %v, want %v", g.v, g.goal, got, g.met)
+		}
+	}
+}
