@@ -138,7 +138,7 @@ type managerOptions struct {
 	// lanesOff switches parts of base.Lanes off, or all of it ("lanes"): the benchmark's
 	// ablation (test/bench).
 	lanesOff []string
-	certs       certs.Options
+	certs    certs.Options
 }
 
 // workers is the number of workers of each controller.

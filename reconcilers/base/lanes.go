@@ -73,10 +73,10 @@ type Lanes struct {
 	// recording holds the Job owners' records being written after their Jobs (Recording), by
 	// number, each until its deadline.
 	recording map[uint64]time.Time
-	records   uint64 // the number of the last record
-	workers  map[string]int                           // by controller (SetWorkers)
-	waiters  map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
-	deferred map[string]map[types.NamespacedName]bool // to wake at the next flush, by controller
+	records   uint64                                   // the number of the last record
+	workers   map[string]int                           // by controller (SetWorkers)
+	waiters   map[string]map[chan struct{}]bool        // WaitUnderWay calls, by controller
+	deferred  map[string]map[types.NamespacedName]bool // to wake at the next flush, by controller
 	// since is when each report still held back was first deferred: it outlives the flushes,
 	// so that a report that finds other writes under way each time it is woken still goes
 	// out maxDelay after it was first held back.

@@ -104,7 +104,7 @@ func TestAblationVerdicts(t *testing.T) {
 	}
 	reportAblation("trigger", map[string][]measure{
 		"all on":              runs(60, 90, 70),
-		"records between off": runs(80, 120, 70), // within the spread
+		"records between off": runs(80, 120, 70),   // within the spread
 		"held events off":     runs(100, 120, 110), // beyond it
 		"no Lanes":            runs(40, 50, 45),    // better, beyond it
 	})

@@ -62,11 +62,11 @@ func TestWeekdayWindowOpensFridayNotSaturday(t *testing.T) {
 
 	monday := instant(t, "2030-04-08T07:00:00Z") // 09:00 CEST on Monday 8 April 2030
 	for _, tt := range []struct {
-		at                       string
-		min, max                 int32
-		active                   bool
-		nextTransition           string
-		why                      string
+		at             string
+		min, max       int32
+		active         bool
+		nextTransition string
+		why            string
 	}{
 		{"2030-04-05T06:59:00Z", 2, 10, false, "2030-04-05T07:00:00Z", "Friday 08:59 Berlin: closed, opens at 09:00"},
 		{"2030-04-05T07:00:00Z", 6, 20, true, "2030-04-05T16:00:00Z", "Friday 09:00 Berlin: open"},
