@@ -286,8 +286,14 @@ func (l *Lanes) Forget(controller string, key types.NamespacedName) {
 // the returned function marks it done, and wakes the deferred reports if it was the last
 // that was due. Not marked done, it counts as done maxDelay after it began.
 func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()) {
+	done, _ = l.urgent(controller, key)
+	return done
+}
+
+// urgent is Urgent, and reports whether an instant called for the work (it is under way).
+func (l *Lanes) urgent(controller string, key types.NamespacedName) (done func(), started bool) {
 	if l == nil {
-		return func() {}
+		return func() {}, false
 	}
 	l.mu.Lock()
 	k := laneKey{controller, key}
@@ -296,7 +302,7 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 	now := l.clock.Now()
 	if !expected || at.After(now) {
 		l.mu.Unlock()
-		return func() {} // no instant called for it
+		return func() {}, false // no instant called for it
 	}
 	var until time.Time
 	until = l.holdLocked(now, func(l *Lanes) {
@@ -314,7 +320,7 @@ func (l *Lanes) Urgent(controller string, key types.NamespacedName) (done func()
 			l.mu.Unlock()
 			l.flushIfIdle()
 		})
-	}
+	}, true
 }
 
 // endUrgentLocked ends the urgent write under way of k, and lets WaitUnderWay go if it was

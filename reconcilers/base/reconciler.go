@@ -59,6 +59,12 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string, opts
 	for _, o := range opts {
 		o(&b)
 	}
+	if b.Lanes != nil {
+		// The seam (ordered.go): a Job created within a reconcile is urgent work, and the
+		// events wait for an instant's urgent writes and records.
+		b.Client = urgentJobs{Client: b.Client}
+		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
+	}
 	return b
 }
 
@@ -106,32 +112,47 @@ func (b *Base) ControllerOptions(workers int) controller.Options {
 // written was computed from the stored one, and what changed between obj and changed (the
 // events to emit, the transition to record) is what this reconcile changed; no reconciler
 // remembers its own writes. It reports whether it wrote. kind names the object in errors.
+//
+// In a reconcile that takes part in the order of an instant (Lanes.Reconciler), a status
+// that finds other urgent writes due or under way is not written (it reports false) and the
+// reconcile asks to run again by the hold's deadline at the latest, or sooner when Lanes
+// wakes it; the reconcile's own urgent work is over once it writes its status.
 func (b *Base) WriteStatus(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
-	return b.writeStatus(ctx, "", kind, obj, changed)
+	return b.writeStatus(ctx, false, kind, obj, changed)
 }
 
 // WriteRecord is WriteStatus for the status that records the runs of a Job owner
-// (ScheduledJob, EventJob), written by the reconcile that started them, in the controller
-// named controller: when it has a change to write, it first waits while urgent writes are
+// (ScheduledJob, EventJob), written by the reconcile that started them: in a reconcile that
+// takes part in the order of an instant, when it has a change to write, it first waits while urgent writes are
 // under way (the other Jobs of the slot or the trigger, a boundary's HPA writes), at most
 // MaxRecordWait and never with every worker of the controller (Lanes.WaitUnderWay); the
 // reports and events wait for it in turn (Lanes.Recording). The record is still written
 // before the reconcile returns, so the next reconcile of the same object reads it; a crash
 // during the wait is a crash between a Job and its record, which the Job's name covers
 // (jobs.Create).
-func (b *Base) WriteRecord(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
-	return b.writeStatus(ctx, controller, kind, obj, changed)
+func (b *Base) WriteRecord(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
+	return b.writeStatus(ctx, true, kind, obj, changed)
 }
 
-// writeStatus is WriteStatus, and WriteRecord for a controller that is not "".
-func (b *Base) writeStatus(ctx context.Context, controller, kind string, obj, changed client.Object) (bool, error) {
+// writeStatus is WriteStatus, and WriteRecord for record.
+func (b *Base) writeStatus(ctx context.Context, record bool, kind string, obj, changed client.Object) (bool, error) {
+	t := turnOf(ctx)
+	if t != nil {
+		t.endUrgent() // the reconcile's urgent work is over when it reports
+	}
 	if equality.Semantic.DeepEqual(obj, changed) {
 		b.recordWritten(obj, nil)
 		return false, nil
 	}
-	if controller != "" {
-		b.Lanes.WaitUnderWay(ctx, controller, MaxRecordWait)
-		defer b.Lanes.Recording()()
+	switch {
+	case t != nil && record:
+		t.lanes.WaitUnderWay(ctx, t.controller, MaxRecordWait)
+		defer t.lanes.Recording()()
+	case t != nil:
+		if held := t.lanes.Defer(t.controller, t.key); !held.IsZero() {
+			t.held = held
+			return false, nil
+		}
 	}
 	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(index.FieldManager))
 	b.recordWritten(changed, err)

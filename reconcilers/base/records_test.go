@@ -153,7 +153,7 @@ func TestReadRecord(t *testing.T) {
 	}
 	write(sj, slot1)
 	cache.sync(t, api, key)
-	sj = read(3, "cache at the version written")
+	read(3, "cache at the version written")
 
 	// A reconcile that ends before its write (here: the one above) leaves nothing remembered.
 	sj = read(4, "the previous reconcile did not write")
@@ -206,8 +206,8 @@ func (c cachedReads) Get(ctx context.Context, key types.NamespacedName, obj clie
 
 // TestWriteRecordWaitsForOtherJobs: the status write that records a run goes out after the
 // Jobs of other objects that are under way (Lanes.WaitUnderWay), with the events held until it
-// is written (Lanes.Recording), where WriteStatus and a record with nothing to change go out
-// at once.
+// is written (Lanes.Recording), where WriteStatus outside of an ordered reconcile and a record
+// with nothing to change go out at once.
 func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: "ns", Name: "nightly"}
@@ -240,8 +240,10 @@ func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(patches)
 	}
+	// A record is written by a reconcile that takes part in the order (Lanes.Reconciler);
+	// WriteStatus below is called outside of one, and orders nothing.
 	record := func(ctx context.Context, kind string, obj, changed client.Object) (bool, error) {
-		return b.WriteRecord(ctx, "scheduledjob", kind, obj, changed)
+		return b.WriteRecord(context.WithValue(ctx, turnKey{}, &turn{lanes: lanes, controller: "scheduledjob", key: key}), kind, obj, changed)
 	}
 	write := func(f func(context.Context, string, client.Object, client.Object) (bool, error), at time.Time) <-chan error {
 		sj := &batchv1alpha1.ScheduledJob{}

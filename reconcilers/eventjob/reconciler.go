@@ -44,14 +44,9 @@ type Reconciler struct {
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
-//
-// With Lanes (base.WithLanes) its events wait behind the urgent writes of an instant.
 func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
 	b := base.NewBase(mgr, clk, "almanac-eventjob", opts...)
 	b.Records = base.NewRecords()
-	if b.Lanes != nil {
-		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
-	}
 	return &Reconciler{Base: b}
 }
 
@@ -102,14 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	p := decide(ej, upstream, downstream, chain, now)
-	// The Jobs are urgent writes, due now (the instant that calls for them is the upstream
-	// Jobs' outcome): the reports of the scaling reconcilers wait for them.
-	if len(p.triggers) > 0 {
-		r.Lanes.Expect(controllerName, req.NamespacedName, now)
-	}
-	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
-	urgentDone()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -117,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := nextStatus(ej, &p, res, upstream, current, now)
 	written := ej.DeepCopy()
 	written.Status = *status
-	if _, err := r.WriteRecord(ctx, controllerName, gvk.Kind, ej, written); err != nil {
+	if _, err := r.WriteRecord(ctx, gvk.Kind, ej, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.report(ej, status, res, current)

@@ -21,10 +21,7 @@ import (
 // and an EventJob's own Jobs) and batchv1alpha1.EventJobTriggerField (the EventJobs that
 // follow a Job) from api/index.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.ControllerOptions(DefaultWorkers)
-	r.Lanes.SetWorkers(controllerName, opts.MaxConcurrentReconciles)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(controllerName).
+	b := ctrl.NewControllerManagedBy(mgr).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.EventJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
@@ -33,9 +30,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A change of an EventJob's trigger can close or break a cycle that its followers
 		// are on.
 		Watches(&batchv1alpha1.EventJob{}, handler.EnqueueRequestsFromMapFunc(r.followersOfEventJob),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(opts).
-		Complete(r)
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	return r.Complete(b, controllerName, DefaultWorkers, r)
 }
 
 // finished passes the events of Jobs that have ended: only those can trigger a run.

@@ -89,13 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	next = LeftOut(&st, s, forbid, now, next)
-	held, err := r.writeStatus(ctx, s, st)
-	if err != nil {
+	if err := r.writeStatus(ctx, s, st); err != nil {
 		return base.Retry(err)
 	}
-	// A held status is written when Lanes wakes this reconcile after the HPA writes, and at
-	// the latest when the hold ends; the next boundary comes first if it is sooner.
-	return base.RequeueAt(base.Sooner(next, held), r.Clock.Now()), nil
+	return base.RequeueAt(next, r.Clock.Now()), nil
 }
 
 // forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy
@@ -205,28 +202,22 @@ func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1
 }
 
 // writeStatus writes the status if it changed and then, once it is recorded, reports a newly
-// invalid Schedule. A Schedule's phase follows the bounds it changes: while HPA writes (or
-// Jobs) are due or under way, it writes nothing and returns until when Lanes holds it back
-// (base.Lanes); zero otherwise.
-func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) (held time.Time, err error) {
+// invalid Schedule. While HPA writes (or Jobs) are due or under way the write is held back
+// (base.Base.WriteStatus).
+func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Schedule, st autoscalingv1alpha1.ScheduleStatus) error {
 	changed := !equality.Semantic.DeepEqual(s.Status, st)
-	if changed {
-		if held := r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(s)); !held.IsZero() {
-			return held, nil
-		}
-	}
 	valid := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	invalid := valid != nil && valid.Status == metav1.ConditionFalse
 	if invalid && r.EvaluationErrors != nil {
 		r.EvaluationErrors.Inc()
 	}
 	if !changed {
-		return time.Time{}, nil
+		return nil
 	}
 	updated := s.DeepCopy()
 	updated.Status = st
 	if written, err := r.WriteStatus(ctx, "Schedule", s, updated); err != nil || !written {
-		return time.Time{}, err
+		return err
 	}
 	old := meta.FindStatusCondition(s.Status.Conditions, autoscalingv1alpha1.ConditionValid)
 	if invalid && (old == nil || old.Message != valid.Message) {
@@ -237,7 +228,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *autoscalingv1alpha1.Sch
 			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, autoscalingv1alpha1.ConditionForbiddenOverlap, "Evaluate", "%s", c.Message)
 		}
 	}
-	return time.Time{}, nil
+	return nil
 }
 
 func validCondition() metav1.Condition {
@@ -268,10 +259,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(r.siblingsUnderForbid),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
-			builder.WithPredicates(policyChanged())).
-		WithOptions(r.ControllerOptions(DefaultWorkers)).
-		Named(controllerName)
-	return r.Lanes.Wake(b, controllerName).Complete(r)
+			builder.WithPredicates(policyChanged()))
+	return r.Complete(b, controllerName, DefaultWorkers, r)
 }
 
 // siblingsUnderForbid maps a Schedule to the other Schedules of its autoscaler, when that has

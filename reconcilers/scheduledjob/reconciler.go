@@ -43,29 +43,20 @@ type Reconciler struct {
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
-//
-// With Lanes (base.WithLanes) its events wait behind the urgent writes of an instant.
 func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
 	b := base.NewBase(mgr, clk, "almanac-scheduledjob", opts...)
 	b.Records = base.NewRecords()
-	if b.Lanes != nil {
-		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
-	}
 	return &Reconciler{Base: b}
 }
 
 // SetupWithManager registers the reconciler with mgr, whose cache must have the index
 // batchv1alpha1.JobControllerField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	opts := r.ControllerOptions(DefaultWorkers)
-	r.Lanes.SetWorkers(controllerName, opts.MaxConcurrentReconciles)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(controllerName).
+	b := ctrl.NewControllerManagedBy(mgr).
 		// Our own status writes change no generation and need no reconcile.
 		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&batchv1.Job{}).
-		WithOptions(opts).
-		Complete(r)
+		Owns(&batchv1.Job{})
+	return r.Complete(b, controllerName, DefaultWorkers, r)
 }
 
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs,verbs=get;list;watch
@@ -77,14 +68,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile starts the Job of a due slot, records missed slots, follows the Jobs into status,
 // prunes history, and asks to be woken at the next slot.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// A slot's Job is an urgent write: the reports of the scaling reconcilers wait for it.
-	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
-	defer urgentDone()
 	sj := &batchv1alpha1.ScheduledJob{}
 	if err := r.ReadRecord(ctx, req.NamespacedName, sj); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Its Jobs go with it through their ownerReferences; none may wait for it.
-			r.Lanes.Forget(controllerName, req.NamespacedName)
+			// Its Jobs go with it through their ownerReferences.
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
 		return base.Retry(err)
@@ -99,14 +86,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	p := decide(sj, owned, now)
 	out, err := r.execute(ctx, sj, &p, now)
-	urgentDone()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	status := nextStatus(sj, &p, out, owned, now)
 	written := sj.DeepCopy()
 	written.Status = *status
-	if _, err := r.WriteRecord(ctx, controllerName, gvk.Kind, sj, written); err != nil {
+	if _, err := r.WriteRecord(ctx, gvk.Kind, sj, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	current := currentJobs(owned, p.replace, out.job)
@@ -125,7 +111,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
 	// lands on the slot instead of late by this reconcile's duration.
-	r.Lanes.Expect(controllerName, req.NamespacedName, now.Add(p.requeueAfter))
 	return base.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
 }
 

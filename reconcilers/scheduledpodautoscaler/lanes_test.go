@@ -68,6 +68,7 @@ func TestHeldReportKeepsItsWakeUp(t *testing.T) {
 		Build()
 	lanes := base.NewLanes(clk, base.DefaultMaxReportDelay)
 	r := &Reconciler{Base: base.Base{Client: c, APIReader: c, Clock: clk, Recorder: noEvents{}, Lanes: lanes}}
+	ordered := lanes.Reconciler(controllerName, r) // as Complete builds it
 
 	// The EventJobs' traffic: each step, both create a Job (due at once, under way, done) and
 	// start the record of it, which is written while the next step's Jobs go out, so that a
@@ -95,7 +96,7 @@ func TestHeldReportKeepsItsWakeUp(t *testing.T) {
 		traffic()
 		if !nextAt.IsZero() && !clk.Now().Before(nextAt) {
 			reconciles++
-			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+			res, err := ordered.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 			if err != nil {
 				t.Fatalf("reconcile at %s: %v", clk.Now().Format(time.TimeOnly), err)
 			}

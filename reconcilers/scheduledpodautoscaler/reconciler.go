@@ -69,10 +69,10 @@ const DefaultWorkers = 128
 // Schedules call for now. Its Client reads from the manager's cache, with the index
 // autoscalingv1alpha1.ScheduleTargetField (api/index).
 //
-// At a boundary the HPA write goes first: the reconcile writes the HPA, and when Lanes says
-// that other urgent writes are due or under way, it leaves the status and the events to a
-// reconcile that Lanes wakes once they are done, or that runs at the hold's deadline or the
-// next boundary, whichever comes first (see base.Lanes).
+// At a boundary the HPA write goes first: the reconcile writes the HPA, and when other urgent
+// writes are due or under way its status write is held back (base.Base.WriteStatus), to a
+// reconcile that runs once they are done, or at the hold's deadline or the next boundary,
+// whichever comes first (base.Lanes).
 type Reconciler struct {
 	base.Base
 	// appliedAt remembers, per autoscaler, when a reconcile wrote the HPA (and the HPA's
@@ -114,8 +114,6 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconci
 // Reconcile brings one autoscaler's HorizontalPodAutoscaler and status up to date and asks to
 // be called again at the next window boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	urgentDone := r.Lanes.Urgent(controllerName, req.NamespacedName)
-	defer urgentDone()
 	// From the cache: the status write below is conditional on this copy's resourceVersion,
 	// so a copy that has not caught up with the last write fails it and is read again, and the
 	// HPA's bounds depend only on the spec (whose change is what brought this reconcile).
@@ -123,7 +121,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
-			r.Lanes.Forget(controllerName, req.NamespacedName)
 			r.appliedAt.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -147,7 +144,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		last = new(a.(applied))
 	}
 	hs, err := r.applyHPA(ctx, spa, d, last)
-	urgentDone()
 	if !hs.appliedAt.IsZero() {
 		r.appliedAt.Store(req.NamespacedName, applied{at: hs.appliedAt, resourceVersion: hs.appliedVersion})
 	} else if last != nil {
@@ -159,13 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return base.Retry(werr)
 	case err != nil:
 		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
-	case held.IsZero():
+	case !held:
 		r.appliedAt.Delete(req.NamespacedName)
 	}
-	r.Lanes.Expect(controllerName, req.NamespacedName, d.Next)
-	// A held status is written when Lanes wakes this reconcile, and at the latest when the
-	// hold ends; the next boundary comes first if it is sooner.
-	return base.RequeueAt(base.Sooner(d.Next, held), r.Clock.Now()), nil
+	return base.RequeueAt(d.Next, r.Clock.Now()), nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for. last is
@@ -232,10 +225,9 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 // writeStatus writes the status if it changed and then, once it is recorded (so that a retry
 // cannot repeat them), emits the events and observes the transition metrics. The write is
 // conditional on the resourceVersion of spa as this reconcile read it, so the events and the
-// transition are what this reconcile changed. When other urgent writes are due or under way
-// (base.Lanes) it writes nothing and returns until when Lanes holds the status back (zero
-// when it was written, or unchanged).
-func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (held time.Time, err error) {
+// transition are what this reconcile changed. It reports whether a status to write was held
+// back (base.Base.WriteStatus, while other urgent writes are due or under way).
+func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (held bool, err error) {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
 		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
@@ -244,20 +236,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 	changed := spa.DeepCopy()
 	changed.Status = nextStatus(spa, d, hs, applied, now)
 	if equality.Semantic.DeepEqual(spa.Status, changed.Status) {
-		return time.Time{}, nil
-	}
-	if held := r.Lanes.Defer(controllerName, client.ObjectKeyFromObject(spa)); !held.IsZero() {
-		return held, nil
+		return false, nil
 	}
 	if written, err := r.WriteStatus(ctx, "ScheduledPodAutoscaler", spa, changed); err != nil || !written {
-		return time.Time{}, err
+		return err == nil, err
 	}
 	old, st := spa.Status, changed.Status
 	if applied != nil {
 		observeTransition(applied.Lag.Duration)
 	}
 	r.emitEvents(spa, old, st, d, hs, applied != nil)
-	return time.Time{}, nil
+	return false, nil
 }
 
 // emitEvents reports what the status does not say, as the HPA controller reports a rescale
@@ -311,10 +300,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.sameName),
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(r.ControllerOptions(DefaultWorkers)).
-		Named(controllerName)
-	return r.Lanes.Wake(b, controllerName).Complete(r)
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	return r.Complete(b, controllerName, DefaultWorkers, r)
 }
 
 // sameName maps a HorizontalPodAutoscaler to the autoscaler of the same name, when one exists

@@ -97,6 +97,24 @@ func TestReconcilersHoldOnlyReconcilers(t *testing.T) {
 	}
 }
 
+// TestNoReconcilerMentionsLanes: the order of an instant's writes (base.Lanes) sits behind one
+// seam, base.Base (Complete, WriteStatus, WriteRecord and its client), which derives it from
+// what each Reconcile returns; no reconciler's code names Lanes (issue 23: before, each
+// Reconcile carried Urgent, Expect, Forget, Defer and Landing calls).
+func TestNoReconcilerMentionsLanes(t *testing.T) {
+	dir := filepath.Join(root(t), "reconcilers")
+	for _, name := range []string{"eventjob", "jobs", "schedule", "scheduledjob", "scheduledpodautoscaler"} {
+		for file, f := range parseDir(t, filepath.Join(dir, name)) {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Lanes" || sel.Sel.Name == "NewLanes" || sel.Sel.Name == "WithLanes") {
+					t.Errorf("reconcilers/%s/%s names %s: the order of writes is base.Base's, derived from what Reconcile returns", name, file, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}
+
 // commands are almanac's command-line commands besides the manager: each is a package of its
 // own under commands/ (docs/design.md, "Where things live").
 var commands = []string{"check", "migrate", "preview", "validate"}
