@@ -275,10 +275,8 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		return fmt.Errorf("failed to set up the admission webhooks: %w", err)
 	}
 	// One Lanes for all reconcilers: at an instant, the HPA writes and the Jobs go out first,
-	// the statuses, Schedule phases and events after them. The scaling reconcilers hold back
-	// their whole report (status and events); the Job owners write their status in the
-	// reconcile that started the run (it records the run), after the other objects' urgent
-	// writes (base.Base.WriteRecord), and hold back their events.
+	// the Job owners' records after them, the statuses and events last (base.Lanes; each
+	// reconciler takes part through base.Base, reconcilers/base/ordered.go).
 	lanes, err := newLanes(clk, opts.lanesOff)
 	if err != nil {
 		return err
