@@ -596,7 +596,7 @@ func TestKubectlExplain(t *testing.T) {
 		{"schedules.spec.daysOfWeek", []string{"FIELD: daysOfWeek <[]string>", "(type Daily) are the days on which the window opens", "belongs to the day it opens", "Omitted or empty: every day"}},
 		{"schedules.spec.endDayOfWeek", []string{"in one stretch", "lasts 49 hours 10 minutes", "use type Daily with daysOfWeek"}},
 		{"sj.spec.at", []string{`"yyyy-MM-ddTHH:mm:ss" for a time to the second`}},
-		{"schedules.status.phase", []string{"Completed once a OneShot window has closed"}},
+		{"schedules.status.phase", []string{"Scheduled while windows are to come", "never at each window's boundaries", "activeSchedules"}},
 		{"scheduledjobs.spec", []string{"at", "schedule", "startingDeadlineSeconds", "concurrencyPolicy", "jobTemplate", "successfulJobsHistoryLimit"}},
 		{"sj.spec.schedule", []string{"runs once", "@every", "moved to at"}},
 		{"sj.status", []string{"lastScheduleTime", "nextScheduleTime", "missedRuns", "lastMissedTime", "active"}},
