@@ -30,6 +30,8 @@
 //     other minute (refused), and the same stored past admission, next to 40 ordinary ones
 //     (windows that open once a day), under each overlap policy, and the memo of overlaps on
 //     and off.
+//   - write cost: the API server's CPU per request for an autoscaler's status patch and an
+//     HPA apply, each issued alone, the floor under the boundary figure's CPU ratio.
 //
 // Sizes come from the environment (ALMANAC_BENCH_*, see sizes); `make bench` runs every
 // figure once at its default size. Profiles of the manager (CPU, during each burst) go to

@@ -72,12 +72,19 @@ func TestBenchHarnessSmoke(t *testing.T) {
 		t.Errorf("tenants: %d admission and %d CPU figures, want 6 and 4", len(tn.Admission), len(tn.CPU))
 	}
 
+	wc := writeCost(t, 3, 1)
+	lap("write cost")
+	// The CPU of 3 writes can read as 0 (the kernel counts CPU time in ticks of 10 ms).
+	if wc.N != 3 || len(wc.Ratios) != 1 {
+		t.Errorf("write cost: %+v", wc)
+	}
+
 	// The table holds rows per figure; the smoke's rows are not printed.
-	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad, tn} {
+	for _, r := range []interface{ report() }{sc, bd, sl, tr, ad, tn, wc} {
 		r.report()
 	}
-	if got := len(table.rows); got != 12 {
-		t.Errorf("%d rows in the table, want 12", got)
+	if got := len(table.rows); got != 13 {
+		t.Errorf("%d rows in the table, want 13", got)
 	}
 	table.rows, table.notes = nil, nil
 }
