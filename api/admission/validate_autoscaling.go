@@ -42,7 +42,7 @@ const maxOverlapReports = 3
 // schedule, duration, timeZone, scaleTargetRef) changed, every problem is a warning, so that
 // labels, finalizers, suspend and replicas of an aged Schedule can always be changed.
 func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule, env Env) (field.ErrorList, []string, error) {
-	if s.DeletionTimestamp != nil {
+	if !scaling.InEffect(s) { // being deleted, it changes nothing
 		return nil, nil, nil
 	}
 	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
@@ -94,7 +94,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	// By name, so that what a budget leaves uncompared is the same in every replica and in
 	// `almanac validate`.
 	siblings = slices.DeleteFunc(slices.Clone(siblings), func(sib autoscalingv1alpha1.Schedule) bool {
-		return sib.Name == s.Name || sib.DeletionTimestamp != nil
+		return sib.Name == s.Name || !scaling.InEffect(&sib)
 	})
 	slices.SortFunc(siblings, func(a, b autoscalingv1alpha1.Schedule) int { return strings.Compare(a.Name, b.Name) })
 	if len(siblings) >= autoscalingv1alpha1.MaxSchedules && (old == nil || old.Spec.ScaleTargetRef.Name != target) {

@@ -107,7 +107,14 @@ func Compile(s *autoscalingv1alpha1.Schedule) (w *timing.Window, err error) {
 
 // targets reports whether s changes the autoscaler spa.
 func targets(s *autoscalingv1alpha1.Schedule, spa *autoscalingv1alpha1.ScheduledPodAutoscaler) bool {
-	return s.Namespace == spa.Namespace && s.Spec.ScaleTargetRef.Name == spa.Name
+	return InEffect(s) && s.Namespace == spa.Namespace && s.Spec.ScaleTargetRef.Name == spa.Name
+}
+
+// InEffect reports whether s changes its autoscaler's bounds at all: a Schedule being deleted
+// (a deletionTimestamp, held by someone's finalizer) changes nothing from the moment it is
+// deleted, for the reconcilers, admission (it is nobody's sibling) and `almanac preview`.
+func InEffect(s *autoscalingv1alpha1.Schedule) bool {
+	return s.DeletionTimestamp == nil
 }
 
 // Compute returns the desired state of spa at now, given the Schedules of its namespace

@@ -346,6 +346,35 @@ func TestSchedulesOfOtherAutoscalersAreIgnored(t *testing.T) {
 	}
 }
 
+// A Schedule held by someone's finalizer after `kubectl delete` changes nothing: not the
+// bounds, not the next transition, not the timeline, not the overlaps of the others.
+func TestTerminatingScheduleChangesNothing(t *testing.T) {
+	deleted := schedule("black-friday", 50, 100, daily("00:00", "23:00", "UTC"))
+	deleted.DeletionTimestamp = ptr.To(metav1.NewTime(instant(t, "2027-03-01T11:59:00Z")))
+	deleted.Finalizers = []string{"example.com/hold"}
+	later := schedule("later", 3, 0, daily("10:00", "13:00", "UTC"))
+	spa := autoscaler(2, 10)
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	now := instant(t, "2027-03-01T12:00:00Z")
+	d := compute(t, spa, []autoscalingv1alpha1.Schedule{deleted, later}, now)
+	if d.Bounds.Min != 3 || d.Bounds.Max != 10 || !slices.Equal(d.Active, []string{"later"}) || len(d.LeftOut) != 0 {
+		t.Errorf("bounds %v, active %v, left out %v; want 3-10 from Schedule later alone, nothing left out", d.Bounds, d.Active, d.LeftOut)
+	}
+	if want := instant(t, "2027-03-01T13:00:00Z"); !d.Next.Equal(want) {
+		t.Errorf("next transition %s, want %s (the deleted Schedule's end at 23:00 is not one)", d.Next, want)
+	}
+	if named := Named(spa, []autoscalingv1alpha1.Schedule{deleted}, nil); len(named) != 0 {
+		t.Errorf("Named compiles the deleted Schedule: %v", named)
+	}
+	segs, err := Timeline(timing.NewBudget(context.Background(), 1000), spa, []autoscalingv1alpha1.Schedule{deleted}, now, now.Add(48*time.Hour), nil)
+	if err != nil || len(segs) != 1 || segs[0].Bounds != Baseline(spa) {
+		t.Errorf("timeline %v (%v), want the baseline throughout", segs, err)
+	}
+	if InEffect(&deleted) || !InEffect(&later) {
+		t.Errorf("InEffect: %v for the deleted Schedule, %v for the other", InEffect(&deleted), InEffect(&later))
+	}
+}
+
 func TestBaselineDefaultsMinReplicasToOne(t *testing.T) {
 	spa := autoscaler(2, 10)
 	spa.Spec.HorizontalPodAutoscalerSpec.MinReplicas = nil

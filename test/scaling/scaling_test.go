@@ -402,6 +402,49 @@ func TestSuspendHoldsTheBaseline(t *testing.T) {
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 5, 20))
 }
 
+// TestTerminatingScheduleIsGoneAtOnce: a Schedule held by someone's finalizer after
+// `kubectl delete` stops raising its autoscaler at once (the reconcile that the deletion
+// wakes), although the Schedule is still there; the HPA returns to the baseline and the
+// autoscaler no longer names it.
+func TestTerminatingScheduleIsGoneAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	now := time.Date(2030, 1, 11, 10, 30, 0, 0, time.UTC)
+	clk := newOffsetClock(now)
+	s := oneShot(ns, "black-friday", "web", now.Add(-time.Hour), now.Add(24*time.Hour), 5, 20)
+	s.Finalizers = []string{"example.com/hold"}
+	create(t, newAutoscaler(ns, "web", 2, 10), s)
+	t.Cleanup(func() {
+		latest := &autoscalingv1alpha1.Schedule{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), latest); err == nil {
+			latest.Finalizers = nil
+			_ = env.Client.Update(ctx, latest)
+		}
+	})
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 5, 20))
+
+	if err := env.Client.Delete(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	eventually(t, 10*time.Second, func() error {
+		spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, spa); err != nil {
+			return err
+		}
+		if len(spa.Status.ActiveSchedules) != 0 || spa.Status.NextTransitionTime != nil {
+			return fmt.Errorf("status names %v active and the next transition %v, want neither", spa.Status.ActiveSchedules, spa.Status.NextTransitionTime)
+		}
+		return nil
+	})
+	held := &autoscalingv1alpha1.Schedule{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), held); err != nil || held.DeletionTimestamp == nil {
+		t.Fatalf("the Schedule should still be there, being deleted: %v", err)
+	}
+}
+
 // TestConflictingHPAIsLeftAlone: an HPA of the same name that almanac does not control is not
 // touched, and the autoscaler says so.
 func TestConflictingHPAIsLeftAlone(t *testing.T) {
