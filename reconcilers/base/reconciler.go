@@ -87,6 +87,12 @@ func WithClient(wrap func(client.Client) client.Client) Option {
 	return func(b *Base) { b.Client = wrap(b.Client) }
 }
 
+// WithAPIReader wraps the reader around the cache (tests: the API server's times on the
+// test's clock).
+func WithAPIReader(wrap func(client.Reader) client.Reader) Option {
+	return func(b *Base) { b.APIReader = wrap(b.APIReader) }
+}
+
 // ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
 // to workers when the manager did not set it.
 //

@@ -51,6 +51,9 @@ type plan struct {
 	// they are counted rather than listed.
 	missed     map[string]int64
 	lastMissed time.Time
+	// resumed is the instant of a resume that this plan accounts for (status said
+	// suspended, the spec no longer does); zero for none.
+	resumed time.Time
 	// next is the nominal instant of the next run; zero for none.
 	next time.Time
 	// requeueAfter is when to look again (next − now, or the one-shot's instant); zero for
@@ -124,21 +127,58 @@ func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
 	return t
 }
 
-// decide computes the plan for sj at now, given the Jobs it controls.
-func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, now time.Time) plan {
+// decide computes the plan for sj at now, given the Jobs it controls and, when status says
+// suspended but the spec no longer does, the instant of the resume (batchv1alpha1.ResumedAt).
+func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, resumed, now time.Time) plan {
 	s, err := compile(&sj.Spec)
 	if err != nil {
 		return plan{invalid: err}
 	}
+	susp := suspension(sj, resumed, now)
+	var p plan
 	if s.OneShot() {
-		return decideOneShot(sj, s, owned, now)
+		p = decideOneShot(sj, s, owned, susp, now)
+	} else {
+		p = decideCron(sj, s, owned, susp, now)
 	}
-	return decideCron(sj, s, owned, now)
+	if susp.resumed() {
+		p.resumed = susp.until
+	}
+	return p
 }
+
+// suspended says which slots fall due while a ScheduledJob is suspended: every slot when
+// spec.suspend is true; when status says suspended (as the controller last saw it) and the
+// spec no longer does, the slots up to the resume; none otherwise.
+type suspended struct {
+	all   bool
+	until time.Time
+}
+
+// suspension returns the slots that count as suspended for sj. resumed is the instant of the
+// resume as the API server recorded it; zero (unknown) counts as now, so that no slot that
+// may have fallen due while suspended runs.
+func suspension(sj *batchv1alpha1.ScheduledJob, resumed, now time.Time) suspended {
+	switch {
+	case sj.Spec.Suspend:
+		return suspended{all: true}
+	case !recordedSuspended(&sj.Status):
+		return suspended{}
+	case resumed.IsZero() || resumed.After(now):
+		return suspended{until: now}
+	}
+	return suspended{until: resumed}
+}
+
+// at reports whether the slot at t falls due while suspended.
+func (s suspended) at(t time.Time) bool { return s.all || !t.After(s.until) }
+
+// resumed reports whether the ScheduledJob was resumed since the controller last wrote status.
+func (s suspended) resumed() bool { return !s.all && !s.until.IsZero() }
 
 // decideOneShot: the one slot runs at its instant, if it can start within the deadline and
 // the ScheduledJob is not suspended then; otherwise it is Missed.
-func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
+func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
 	p := plan{oneShot: true}
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
@@ -153,7 +193,7 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 		p.next, p.requeueAfter = s.Due, s.Due.Sub(now)
 	case !timing.WithinDeadline(s.Due, now, sj.Spec.StartingDeadline()):
 		p.addMiss(s.Due, jobs.MissDeadline)
-	case sj.Spec.Suspend:
+	case susp.at(s.Due):
 		p.addMiss(s.Due, jobs.SkipSuspended)
 	default:
 		p.run = s.Due
@@ -167,11 +207,11 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 // While the ScheduledJob is suspended the reconciler does not wake at its slots: the slots
 // that fall due are counted as skipped (Suspended) when it next looks, all at once, and
 // written with one status write. It looks again when the spec changes (resuming is a spec
-// change), a Job changes, or the manager starts; the slots before a resume are counted then,
-// because the status it reads still says Suspended.
-func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, now time.Time) plan {
+// change), a Job changes, or the manager starts; the slots before the resume are counted
+// then, because the status it reads still says Suspended, and the slots after it are run or
+// missed as if it had been looking at the resume, however late it looks.
+func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
 	var p plan
-	suspended := sj.Spec.Suspend || recordedSuspended(&sj.Status)
 	mark := accountedUntil(&sj.Status)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
 		mark = created
@@ -202,7 +242,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			walked, last = walked+1, slot
 			switch {
 			case ran[batchv1alpha1.SlotMinute(slot)]:
-			case suspended:
+			case susp.at(slot):
 				p.addMiss(slot, jobs.SkipSuspended)
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)

@@ -49,11 +49,13 @@ type world struct {
 	sj      *batchv1alpha1.ScheduledJob
 	jobs    []*batchv1.Job
 	created []time.Time // slots of the Jobs created, in order
+	// resumed is the time of the resume that the API server recorded, when there is one.
+	resumed time.Time
 }
 
 func (w *world) step(now time.Time) plan {
 	w.t.Helper()
-	p := decide(w.sj, w.jobs, now)
+	p := decide(w.sj, w.jobs, w.resumed, now)
 	var out outcome
 	for _, r := range p.replace {
 		w.remove(r.Name)
@@ -198,7 +200,7 @@ func TestCronRequeuesExactlyAtTheNextSlot(t *testing.T) {
 	created := utc("2027-03-14T06:10:07Z")
 	sj := cronSJ("30 2 * * *", "America/New_York", created)
 	now := created.Add(1500 * time.Millisecond)
-	p := decide(sj, nil, now)
+	p := decide(sj, nil, time.Time{}, now)
 	// 02:30 is in the gap that day: the next run is at 03:00 EDT.
 	if want := utc("2027-03-14T07:00:00Z").Sub(now); p.requeueAfter != want {
 		t.Errorf("requeueAfter = %v, want %v", p.requeueAfter, want)
@@ -473,6 +475,78 @@ func TestSuspend(t *testing.T) {
 	}
 }
 
+// TestResumeWhileNotLooking: the controller was not looking when the ScheduledJob was
+// resumed (down, or not the leader) and looks again later: the slots before the resume
+// are counted as suspended, the slots after it run as the deadline allows (the latest
+// within it), and status records the resume. Issue 24: every slot until the first
+// reconcile after the resume was counted as suspended.
+func TestResumeWhileNotLooking(t *testing.T) {
+	newWorld := func() *world {
+		w := &world{t: t, sj: cronSJ("* * * * *", "UTC", utc("2027-05-01T00:00:30Z"))}
+		w.sj.Spec.Suspend = true
+		w.step(utc("2027-05-01T00:00:40Z"))
+		w.sj.Spec.Suspend = false
+		return w
+	}
+	t.Run("resumed at 00:02:30, seen at 00:05:10", func(t *testing.T) {
+		w := newWorld()
+		w.resumed = utc("2027-05-01T00:02:30Z")
+		p := w.step(utc("2027-05-01T00:05:10Z"))
+		if !p.run.Equal(utc("2027-05-01T00:05:00Z")) {
+			t.Errorf("run %s, want the 00:05 slot, due after the resume and within the deadline", p.run)
+		}
+		want := map[string]int64{jobs.SkipSuspended: 2, jobs.MissSuperseded: 2}
+		if diff := cmp.Diff(want, p.missed); diff != "" {
+			t.Errorf("missed (-want +got):\n%s", diff)
+		}
+		st := w.sj.Status
+		if !timeOr(st.LastResumeTime).Equal(w.resumed) || st.Conditions[0].Reason == batchv1alpha1.ReasonSuspended {
+			t.Errorf("status: lastResumeTime %v, condition %v; want the resume and no longer Suspended", st.LastResumeTime, st.Conditions)
+		}
+		// The next reconcile reads the status just written: no resume to account for.
+		w.resumed = time.Time{}
+		if p := w.step(utc("2027-05-01T00:06:00Z")); !p.run.Equal(utc("2027-05-01T00:06:00Z")) || !timeOr(w.sj.Status.LastResumeTime).Equal(utc("2027-05-01T00:02:30Z")) {
+			t.Errorf("after: run %s, lastResumeTime %v", p.run, w.sj.Status.LastResumeTime)
+		}
+	})
+	t.Run("a slot at the very second of the resume fell due while suspended", func(t *testing.T) {
+		w := newWorld()
+		w.resumed = utc("2027-05-01T00:05:00Z")
+		if p := w.step(utc("2027-05-01T00:05:10Z")); !p.run.IsZero() || p.missed[jobs.SkipSuspended] != 5 {
+			t.Errorf("run %s, missed %v; want no run and 5 suspended", p.run, p.missed)
+		}
+	})
+	t.Run("an unknown or future resume counts as now", func(t *testing.T) {
+		for _, resumed := range []time.Time{{}, utc("2027-05-01T00:09:00Z")} {
+			w := newWorld()
+			w.resumed = resumed
+			if p := w.step(utc("2027-05-01T00:05:10Z")); !p.run.IsZero() || p.missed[jobs.SkipSuspended] != 5 {
+				t.Errorf("resumed %v: run %s, missed %v; want no run and 5 suspended", resumed, p.run, p.missed)
+			}
+		}
+	})
+	t.Run("a one-shot due while suspended does not run after the resume", func(t *testing.T) {
+		w := &world{t: t, sj: atSJ("2027-05-01T00:03:00", "UTC", utc("2027-05-01T00:00:30Z"))}
+		w.sj.Spec.Suspend = true
+		w.step(utc("2027-05-01T00:00:40Z"))
+		w.sj.Spec.Suspend = false
+		w.resumed = utc("2027-05-01T00:04:00Z")
+		if p := w.step(utc("2027-05-01T00:04:10Z")); !p.run.IsZero() || p.missed[jobs.SkipSuspended] != 1 {
+			t.Errorf("run %s, missed %v; want the one-shot skipped (Suspended)", p.run, p.missed)
+		}
+	})
+	t.Run("a one-shot due after the resume runs", func(t *testing.T) {
+		w := &world{t: t, sj: atSJ("2027-05-01T00:03:00", "UTC", utc("2027-05-01T00:00:30Z"))}
+		w.sj.Spec.Suspend = true
+		w.step(utc("2027-05-01T00:00:40Z"))
+		w.sj.Spec.Suspend = false
+		w.resumed = utc("2027-05-01T00:02:00Z")
+		if p := w.step(utc("2027-05-01T00:03:10Z")); !p.run.Equal(utc("2027-05-01T00:03:00Z")) {
+			t.Errorf("run %s, missed %v; want the one-shot run", p.run, p.missed)
+		}
+	})
+}
+
 func TestOneShot(t *testing.T) {
 	created := utc("2027-03-14T05:00:00Z")
 	at := utc("2027-03-14T07:00:00Z") // 02:30 in New York does not exist that day: 03:00 EDT
@@ -690,7 +764,7 @@ func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 				defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
 				compileJob = tt.compile
 			}
-			p := decide(tt.sj, nil, now)
+			p := decide(tt.sj, nil, time.Time{}, now)
 			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {
 				t.Fatalf("invalid %v, run %s, requeueAfter %v; want an error, no run, no requeue", p.invalid, p.run, p.requeueAfter)
 			}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -83,8 +84,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	resumed, err := r.resumedAt(ctx, sj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.Clock.Now()
-	p := decide(sj, owned, now)
+	p := decide(sj, owned, resumed, now)
 	out, err := r.execute(ctx, sj, &p, now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -112,6 +117,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The writes above took time: measure the wait from the clock now, so that the wake-up
 	// lands on the slot instead of late by this reconcile's duration.
 	return base.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
+}
+
+// resumedAt returns the instant sj was resumed, when status says suspended and the spec no
+// longer does: the cache drops managedFields, which hold the time of the write, so the
+// ScheduledJob is read around it, once per resume. Zero otherwise.
+func (r *Reconciler) resumedAt(ctx context.Context, sj *batchv1alpha1.ScheduledJob) (time.Time, error) {
+	if sj.Spec.Suspend || !recordedSuspended(&sj.Status) {
+		return time.Time{}, nil
+	}
+	fresh := &batchv1alpha1.ScheduledJob{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(sj), fresh); err != nil {
+		return time.Time{}, fmt.Errorf("failed to read ScheduledJob %s for the time of its resume: %w", client.ObjectKeyFromObject(sj), err)
+	}
+	t, _ := batchv1alpha1.ResumedAt(fresh)
+	return t, nil
 }
 
 // ownedJobs returns the Jobs that sj controls, with those that status lists as active and the

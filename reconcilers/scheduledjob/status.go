@@ -41,6 +41,9 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	if out.job != nil {
 		st.LastScheduleTime = laterOf(st.LastScheduleTime, p.run)
 	}
+	if !p.resumed.IsZero() {
+		st.LastResumeTime = &metav1.Time{Time: p.resumed}
+	}
 	st.MissedRuns += p.missedTotal()
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
 

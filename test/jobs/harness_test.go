@@ -57,10 +57,32 @@ type testClock struct {
 
 	mu     sync.Mutex
 	queues []*trackingQueue
+	// marks pair a real instant with the clock's reading then: at the start and after each
+	// jump (between them the clock runs at real speed).
+	marks []clockMark
+}
+
+type clockMark struct{ real, fake time.Time }
+
+// fromServer returns the clock's reading at the real instant t, as the API server records
+// times (truncated to the second): what it would have recorded had its clock been the
+// manager's. The write happened in the second after t, so the clock is read as it ran
+// from the last jump before the end of that second.
+func (c *testClock) fromServer(t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.marks[0]
+	for _, x := range c.marks {
+		if x.real.Before(t.Add(time.Second)) {
+			m = x
+		}
+	}
+	return m.fake.Add(t.Sub(m.real))
 }
 
 func newTestClock(t testing.TB, start time.Time) *testClock {
-	c := &testClock{FakeClock: clocktesting.NewFakeClock(start), stop: make(chan struct{})}
+	c := &testClock{FakeClock: clocktesting.NewFakeClock(start), stop: make(chan struct{}),
+		marks: []clockMark{{real: time.Now(), fake: start}}}
 	go func() {
 		const tick = 5 * time.Millisecond
 		ticker := time.NewTicker(tick)
@@ -98,6 +120,7 @@ func (c *testClock) stepTo(t time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.marks = append(c.marks, clockMark{real: time.Now(), fake: c.Now()})
 	for _, q := range c.queues {
 		if !q.ShuttingDown() {
 			q.TypedRateLimitingInterface.AddAfter(nudge, 1000*time.Hour)
@@ -250,6 +273,27 @@ func (c createHook) Create(ctx context.Context, obj client.Object, opts ...clien
 	return err
 }
 
+// serverTimes is the manager's reader around the cache with the times of managedFields
+// (the API server's clock, which is real) moved to the test's clock, as if the API server
+// kept the manager's time: the ScheduledJob reconciler reads the time of a resume there.
+type serverTimes struct {
+	client.Reader
+	clk *testClock
+}
+
+func (r serverTimes) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := r.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	fields := obj.GetManagedFields()
+	for i := range fields {
+		if t := fields[i].Time; t != nil {
+			fields[i].Time = &metav1.Time{Time: r.clk.fromServer(t.Time).Truncate(time.Second)}
+		}
+	}
+	return nil
+}
+
 // cacheOptions is what the manager binary's cache keeps (and no more), for ns only.
 func cacheOptions(ns string) cache.Options {
 	opts := testenv.CacheOptions()
@@ -279,6 +323,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 	}
 	with := []base.Option{
 		base.WithControllerOptions(opts),
+		base.WithAPIReader(func(r client.Reader) client.Reader { return serverTimes{r, clk} }),
 		base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay)), // as the manager binary shares one
 	}
 	if f != nil {

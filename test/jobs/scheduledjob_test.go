@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -252,6 +253,66 @@ func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
 	}
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
 		t.Errorf("a slot that fell due while suspended ran: %s", got[0].Name)
+	}
+}
+
+// A ScheduledJob resumed while the manager is stopped runs the slot after the resume when the
+// manager starts within that slot's deadline; the slots before the resume count as skipped
+// (Suspended), and status records the resume. Issue 24: every slot until the manager's first
+// reconcile after the resume counted as suspended.
+func TestResumeWhileStoppedRunsTheSlotAfterIt(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	awayFromMinuteTurn(clk)
+	m := startManager(t, ns, clk, nil)
+	ctx := context.Background()
+	sj := newSJ(ns, "nightly")
+	sj.Spec.Schedule = "* * * * *"
+	sj.Spec.Suspend = true
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](300)
+	if err := env.Client.Create(ctx, sj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=True Suspended", func() (bool, error) {
+		st := getSJ(t, ns, "nightly").Status
+		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonSuspended, nil
+	})
+	clk.JumpTo(clk.Now())
+	m.Stop()
+
+	// Two slots pass, suspended; it is resumed 20 s after the second; one more slot passes.
+	first := nextMinute(clk.Now(), 0)
+	clk.JumpTo(first.Add(time.Minute + 20*time.Second))
+	resumed := clk.Now()
+	// As `kubectl patch` resumes it (a typed client omits false: see batchv1alpha1.ResumedAt).
+	if err := env.Client.Patch(ctx, getSJ(t, ns, "nightly"), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))); err != nil {
+		t.Fatal(err)
+	}
+	after := first.Add(2 * time.Minute)
+	// The API server records the resume to the second: a jump within that second would read
+	// as before it (testClock.fromServer).
+	time.Sleep(1100 * time.Millisecond)
+	clk.JumpTo(after.Add(30 * time.Second))
+
+	startManager(t, ns, clk, nil)
+	eventually(t, "the slot after the resume recorded", func() (bool, error) {
+		st := getSJ(t, ns, "nightly").Status
+		return st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(after), nil
+	})
+	st := getSJ(t, ns, "nightly").Status
+	if st.LastResumeTime == nil || st.LastResumeTime.Time.Before(resumed.Add(-2*time.Second)) || st.LastResumeTime.Time.After(resumed.Add(2*time.Second)) {
+		t.Errorf("lastResumeTime %v, want about %s", st.LastResumeTime, resumed.UTC().Format(time.RFC3339))
+	}
+	if st.MissedRuns != 2 || st.LastMissedTime == nil || !st.LastMissedTime.Time.Equal(first.Add(time.Minute)) {
+		t.Errorf("missedRuns %d, lastMissedTime %v; want the 2 slots before the resume", st.MissedRuns, st.LastMissedTime)
+	}
+	got := jobsIn(t, ns, nil)
+	if len(got) != 1 || got[0].Name != batchv1alpha1.ScheduledJobName("nightly", after) {
+		names := make([]string, len(got))
+		for i, j := range got {
+			names[i] = j.Name
+		}
+		t.Errorf("Jobs %v, want only the one of %s", names, after.UTC().Format(time.RFC3339))
 	}
 }
 

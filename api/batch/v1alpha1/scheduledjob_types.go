@@ -118,6 +118,15 @@ type ScheduledJobStatus struct {
 	// +optional
 	LastMissedTime *metav1.Time `json:"lastMissedTime,omitempty"`
 
+	// lastResumeTime is when spec.suspend last went from true to false (UTC, to the second,
+	// as the API server recorded the write; when the write left no time, because it removed
+	// the field instead of writing false, when the controller saw it): slots due before it
+	// were counted as skipped (Suspended), and slots after it run as
+	// startingDeadlineSeconds allows, whether or not the controller was running at the
+	// resume.
+	// +optional
+	LastResumeTime *metav1.Time `json:"lastResumeTime,omitempty"`
+
 	// conditions of the ScheduledJob.
 	// +optional
 	// +listType=map

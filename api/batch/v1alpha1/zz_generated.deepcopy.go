@@ -281,6 +281,10 @@ func (in *ScheduledJobStatus) DeepCopyInto(out *ScheduledJobStatus) {
 		in, out := &in.LastMissedTime, &out.LastMissedTime
 		*out = (*in).DeepCopy()
 	}
+	if in.LastResumeTime != nil {
+		in, out := &in.LastResumeTime, &out.LastResumeTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))
