@@ -53,7 +53,7 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconci
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=eventjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=eventjobs/status,verbs=patch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=eventjobs/finalizers,verbs=update
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile starts one Job for each upstream Job that reached the trigger condition and is
@@ -63,12 +63,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ej := &batchv1alpha1.EventJob{}
 	if err := r.ReadRecord(ctx, req.NamespacedName, ej); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
+			// Its Jobs go with it through their ownerReferences, once released.
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
 		return base.Retry(err)
 	}
 	if !ej.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // Its Jobs go with it through their ownerReferences.
+		return ctrl.Result{}, r.releaseOrphans(ctx, ej.Namespace, ej.Name)
 	}
 	upstream, err := r.upstreamJobs(ctx, ej)
 	if err != nil {
@@ -109,7 +110,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.report(ej, status, res, current)
+	// The watermark just written records the run of every downstream Job.
+	for _, j := range current {
+		if err := jobs.Release(ctx, r.Client, j); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{}, jobs.Prune(ctx, r.Client, r.Recorder, ej, &ej.Spec.JobPolicy, current)
+}
+
+// releaseOrphans releases the Jobs of an EventJob that is gone or being deleted: nothing will
+// record their runs.
+func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
+	return jobs.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 }
 
 // upstreamJobs returns the Jobs that the trigger follows, finished or not.

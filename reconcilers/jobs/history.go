@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -10,10 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -88,18 +90,44 @@ func Delete(ctx context.Context, c client.Client, j *batchv1.Job) error {
 	return nil
 }
 
-// RemoveFinalizer removes finalizer from a Job, if it has it, with a patch conditional on the
-// Job's resourceVersion (a conflict is retried by the reconcile). A Job already gone is left
-// alone.
-func RemoveFinalizer(ctx context.Context, c client.Client, j *batchv1.Job, finalizer string) error {
-	if !controllerutil.ContainsFinalizer(j, finalizer) {
+// Release removes batchv1alpha1.FinalizerOutcome from a Job (see NewJob), if it has it. A
+// Job already gone is left alone.
+//
+// The patch is a JSON patch that tests the finalizer's place in the list and removes it, so
+// that it needs no resourceVersion: right after its creation a Job is written by the Job
+// controller too, and a patch conditional on the version read would mostly conflict. A
+// change of the list meanwhile fails the test, and the reconcile is retried.
+func Release(ctx context.Context, c client.Client, j *batchv1.Job) error {
+	i := slices.Index(j.Finalizers, batchv1alpha1.FinalizerOutcome)
+	if i < 0 {
 		return nil
 	}
-	patched := j.DeepCopy()
-	controllerutil.RemoveFinalizer(patched, finalizer)
-	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(j, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to remove the finalizer %s from Job %s/%s: %w", finalizer, j.Namespace, j.Name, err)
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	ops, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": path, "value": batchv1alpha1.FinalizerOutcome},
+		{"op": "remove", "path": path},
+	})
+	if err != nil {
+		return err
 	}
-	j.Finalizers = patched.Finalizers
+	if err := c.Patch(ctx, j, client.RawPatch(types.JSONPatchType, ops)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to remove the finalizer %s from Job %s/%s: %w", batchv1alpha1.FinalizerOutcome, j.Namespace, j.Name, err)
+	}
+	return nil
+}
+
+// ReleaseAll releases every Job in namespace whose controller has the ControllerKey key: the
+// Jobs of an owner that is gone or being deleted, whose runs nothing will record, and which
+// the garbage collector (or a foreground deletion of the owner) waits for.
+func ReleaseAll(ctx context.Context, c client.Client, namespace, key string) error {
+	list, err := List(ctx, c, namespace, key)
+	if err != nil {
+		return err
+	}
+	for _, j := range list {
+		if err := Release(ctx, c, j); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -26,8 +26,11 @@ type Run struct {
 }
 
 // NewJob builds the Job for a run from the owner's jobTemplate: the template's labels,
-// annotations and spec, plus almanac's labels and annotations (which win on a clash) and a
-// controller ownerReference to the owner.
+// annotations and spec, plus almanac's labels and annotations (which win on a clash), a
+// controller ownerReference to the owner, and batchv1alpha1.FinalizerOutcome: the rule of
+// every Job owner is that a Job cannot vanish before its run is recorded in the owner's
+// status (a Job deleted before that stays, being deleted, until the owner's reconcile
+// records it and removes the finalizer: Release).
 func NewJob(tmpl *batchv1.JobTemplateSpec, run Run) *batchv1.Job {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
@@ -36,6 +39,7 @@ func NewJob(tmpl *batchv1.JobTemplateSpec, run Run) *batchv1.Job {
 			Labels:          merge(tmpl.Labels, run.Labels),
 			Annotations:     merge(tmpl.Annotations, run.Annotations),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run.Owner, run.OwnerGVK)},
+			Finalizers:      []string{batchv1alpha1.FinalizerOutcome},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
@@ -90,11 +94,12 @@ func IsControlledBy(obj metav1.Object, owner metav1.Object) bool {
 	return ref != nil && ref.UID == owner.GetUID()
 }
 
-// Active returns the Jobs that have not ended, sorted by name.
+// Active returns the Jobs that have not ended and are not being deleted (one that someone
+// deleted stays only until its run is recorded, see NewJob), sorted by name.
 func Active(jobs []*batchv1.Job) []*batchv1.Job {
 	var out []*batchv1.Job
 	for _, j := range jobs {
-		if !OutcomeOf(j).Finished() {
+		if !OutcomeOf(j).Finished() && j.DeletionTimestamp == nil {
 			out = append(out, j)
 		}
 	}

@@ -36,9 +36,6 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err e
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {
-	// oneShot is true for a one-shot ScheduledJob: its Job carries
-	// batchv1alpha1.FinalizerOutcome until status records how it ended.
-	oneShot bool
 	// run is the nominal instant of the slot to start a Job for now; zero for none.
 	run time.Time
 	// replace are the running Jobs to delete before starting run (concurrencyPolicy Replace).
@@ -179,7 +176,7 @@ func (s suspended) resumed() bool { return !s.all && !s.until.IsZero() }
 // decideOneShot: the one slot runs at its instant, if it can start within the deadline and
 // the ScheduledJob is not suspended then; otherwise it is Missed.
 func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
-	p := plan{oneShot: true}
+	var p plan
 	mark := accountedUntil(&sj.Status)
 	for _, j := range owned {
 		if isOneShotJob(s, sj.Name, j) && s.Due.After(mark) {

@@ -174,9 +174,6 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 		Labels:      map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
 		Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(p.run)},
 	})
-	if p.oneShot {
-		job.Finalizers = append(job.Finalizers, batchv1alpha1.FinalizerOutcome)
-	}
 	c, err := jobs.Create(ctx, r.Client, r.APIReader, sj, job)
 	switch {
 	case err != nil:
@@ -198,9 +195,9 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 	}
 }
 
-// releaseRecorded removes batchv1alpha1.FinalizerOutcome from the Jobs whose outcome no longer
-// needs to be read: the one-shot's Job once status (just written) records how it ended, and
-// a Job of an earlier at.
+// releaseRecorded releases the Jobs (jobs.Release) whose runs status (just written) records:
+// every Job of a cron schedule (lastScheduleTime covers each), the one-shot's Job once status
+// records how it ended too, and a Job of an earlier at.
 func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
 	s, err := compile(&sj.Spec)
 	for _, j := range current {
@@ -208,27 +205,17 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
 			continue
 		}
-		if err := jobs.RemoveFinalizer(ctx, r.Client, j, batchv1alpha1.FinalizerOutcome); err != nil {
+		if err := jobs.Release(ctx, r.Client, j); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// releaseOrphans removes batchv1alpha1.FinalizerOutcome from the Jobs of a ScheduledJob that
-// is gone or being deleted: nothing will record their outcome, and the garbage collector (or a
-// foreground deletion of the ScheduledJob) waits for them.
+// releaseOrphans releases the Jobs of a ScheduledJob that is gone or being deleted: nothing
+// will record their runs or outcomes.
 func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
-	list, err := jobs.List(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
-	if err != nil {
-		return err
-	}
-	for _, j := range list {
-		if err := jobs.RemoveFinalizer(ctx, r.Client, j, batchv1alpha1.FinalizerOutcome); err != nil {
-			return err
-		}
-	}
-	return nil
+	return jobs.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 }
 
 // notRun counts plan.run as not run, for a condition reason.

@@ -37,11 +37,13 @@ const (
 	// RFC 3339.
 	AnnotationTriggerTime = "batch.almanac.dev/trigger-time"
 
-	// FinalizerOutcome is on the Job of a one-shot ScheduledJob until the ScheduledJob's
-	// status records how the Job ended: a Job deleted as soon as it finished
-	// (ttlSecondsAfterFinished: 0), or while the manager was down, stays until almanac has
-	// read its outcome. almanac removes it as soon as the phase is recorded, and when the
-	// ScheduledJob is deleted.
+	// FinalizerOutcome is on every Job almanac creates until its owner's status records the
+	// run (a cron ScheduledJob: lastScheduleTime; an EventJob: the watermark), and, for the
+	// Job of a one-shot ScheduledJob, how the Job ended (the phase): a Job deleted before
+	// that (ttlSecondsAfterFinished: 0, a user, a namespace cleaner, while status writes fail
+	// or the manager is down) stays, being deleted, until almanac has recorded it, so that
+	// its run never starts again. almanac removes it right after that status write, when the
+	// owner is deleted, and on uninstall (`almanac release`, the chart's pre-delete hook).
 	FinalizerOutcome = "batch.almanac.dev/outcome"
 )
 
