@@ -45,6 +45,7 @@ import (
 	"github.com/almanac-dev/almanac/commands/check"
 	"github.com/almanac-dev/almanac/commands/migrate"
 	"github.com/almanac-dev/almanac/commands/preview"
+	"github.com/almanac-dev/almanac/commands/release"
 	"github.com/almanac-dev/almanac/commands/validate"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
@@ -95,6 +96,7 @@ func main() {
 	root.AddCommand(validate.NewCommand())
 	root.AddCommand(migrate.NewCommand())
 	root.AddCommand(check.NewCommand())
+	root.AddCommand(release.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder

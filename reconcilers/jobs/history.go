@@ -2,9 +2,7 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -90,27 +88,15 @@ func Delete(ctx context.Context, c client.Client, j *batchv1.Job) error {
 	return nil
 }
 
-// Release removes batchv1alpha1.FinalizerOutcome from a Job (see NewJob), if it has it. A
-// Job already gone is left alone.
-//
-// The patch is a JSON patch that tests the finalizer's place in the list and removes it, so
-// that it needs no resourceVersion: right after its creation a Job is written by the Job
-// controller too, and a patch conditional on the version read would mostly conflict. A
-// change of the list meanwhile fails the test, and the reconcile is retried.
+// Release removes batchv1alpha1.FinalizerOutcome from a Job (see NewJob), if it has it, with
+// batchv1alpha1.FinalizerRemoval's patch (no resourceVersion needed). A Job already gone is
+// left alone.
 func Release(ctx context.Context, c client.Client, j *batchv1.Job) error {
-	i := slices.Index(j.Finalizers, batchv1alpha1.FinalizerOutcome)
-	if i < 0 {
+	patch, ok := batchv1alpha1.FinalizerRemoval(j.Finalizers)
+	if !ok {
 		return nil
 	}
-	path := fmt.Sprintf("/metadata/finalizers/%d", i)
-	ops, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": path, "value": batchv1alpha1.FinalizerOutcome},
-		{"op": "remove", "path": path},
-	})
-	if err != nil {
-		return err
-	}
-	if err := c.Patch(ctx, j, client.RawPatch(types.JSONPatchType, ops)); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.Patch(ctx, j, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to remove the finalizer %s from Job %s/%s: %w", batchv1alpha1.FinalizerOutcome, j.Namespace, j.Name, err)
 	}
 	return nil

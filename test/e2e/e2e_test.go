@@ -1105,6 +1105,25 @@ func testUpgrade(t *testing.T, reg string) {
 // testUninstall: after helm uninstall nothing of almanac's is left but the CRDs (and the
 // objects users created, which the CRDs keep).
 func testUninstall(t *testing.T) {
+	// A Job that holds almanac's finalizer when almanac goes: a one-shot's, still running
+	// (its outcome is recorded when it ends).
+	ns := namespace(t, "e2e-uninstall")
+	at := time.Now().UTC().Add(20 * time.Second).Truncate(time.Second)
+	mustApply(t, ns, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: long}
+spec:
+  at: "`+at.Format("2006-01-02T15:04:05")+`"
+  timeZone: UTC`+jobTemplate("sleep 600"))
+	eventually(t, time.Until(at)+time.Minute, "the one-shot's Job created, with almanac's finalizer", func() error {
+		jobs := jobsOf(t, ns, "ScheduledJob", "long")
+		if len(jobs) != 1 || !slices.Contains(jobs[0].Finalizers, "batch.almanac.dev/outcome") {
+			return fmt.Errorf("%d Jobs", len(jobs))
+		}
+		return nil
+	})
+
 	mustHelm(t, "uninstall", release, "-n", releaseNS, "--wait", "--timeout", "3m")
 	// The manager's Pods go once they have drained (terminationDrainSeconds).
 	var left []string
@@ -1126,6 +1145,23 @@ func testUninstall(t *testing.T) {
 		t.Errorf("after helm uninstall %d of almanac's CRDs are left, want all 4 (crds.keep): %v", len(ours), ours)
 	}
 	t.Logf("nothing of almanac's left in %s or cluster-wide; the CRDs stay: %s", releaseNS, strings.Join(ours, ", "))
+
+	// The pre-delete hook released the Job: deleting its namespace completes.
+	if jobs := jobsOf(t, ns, "ScheduledJob", "long"); len(jobs) != 1 || len(jobs[0].Finalizers) != 0 {
+		t.Errorf("after helm uninstall the one-shot's Job is %v, want it there without almanac's finalizer", jobs)
+	}
+	start := time.Now()
+	if err := kube.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "namespace "+ns+" deleted", func() error {
+		err := kube.Get(context.Background(), client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%w)", err)
+	})
+	t.Logf("namespace %s, with the Job almanac had started, deleted %s after the uninstall", ns, time.Since(start).Round(time.Second))
 }
 
 // leftovers lists almanac's cluster-scoped objects, and every object in the release

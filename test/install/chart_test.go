@@ -347,6 +347,7 @@ func TestHelmTemplate(t *testing.T) {
 			checkCRDs(t, objs, tc)
 			checkMetrics(t, objs, tc)
 			checkAggregatedRoles(t, objs, tc)
+			checkReleaseHook(t, objs, tc.watchNamespaces)
 			dryRun(t, c, objs)
 			podSecurity(t, c, objs)
 		})
@@ -461,8 +462,8 @@ func checkRBAC(t *testing.T, objs []rendered, mode certs.Mode, watched []string)
 	secretRules := 0
 	for _, role := range find[*rbacv1.Role](objs) {
 		wild("Role "+role.Name, role.Rules)
-		if role.Namespace != "render" && (role.Name != "almanac-manager" || !slices.Contains(watched, role.Namespace)) {
-			t.Errorf("Role %s is in namespace %q, neither the release namespace nor the manager's Role in a watched one", role.Name, role.Namespace)
+		if role.Namespace != "render" && (role.Name != "almanac-manager" && role.Name != "almanac-release-jobs" || !slices.Contains(watched, role.Namespace)) {
+			t.Errorf("Role %s is in namespace %q, neither the release namespace nor the manager's or the uninstall hook's Role in a watched one", role.Name, role.Namespace)
 		}
 		for _, r := range role.Rules {
 			scoped("Role "+role.Name, r)
@@ -1257,5 +1258,69 @@ func checkAsChartJob(t *testing.T, kubeconfig string) {
 	}
 	if strings.Contains(out.String(), "forbidden") {
 		t.Error("the chart's check Job lacks a permission that almanac check needs")
+	}
+}
+
+// checkReleaseHook: `almanac release` runs before an uninstall deletes anything (pre-delete),
+// as a ServiceAccount whose objects are hooks too (they exist only while it runs), stops the
+// release's manager, releases the Jobs of the watched namespaces (every namespace when none
+// is set), and may do no more than list and patch Jobs there, and read and scale the
+// manager's Deployment and list Pods in the release namespace.
+func checkReleaseHook(t *testing.T, objs []rendered, watched []string) {
+	t.Helper()
+	var job *batchv1.Job
+	for _, o := range objs {
+		if !strings.HasPrefix(o.u.GetName(), "almanac-release") {
+			continue
+		}
+		if a := o.u.GetAnnotations(); a["helm.sh/hook"] != "pre-delete" {
+			t.Errorf("%s %s is not a pre-delete hook: %v", o.u.GetKind(), o.u.GetName(), a)
+		}
+		if o.u.GetKind() == "Job" {
+			job = &batchv1.Job{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.u.Object, job); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if job == nil {
+		t.Fatal("no almanac-release Job: nothing removes almanac's finalizer on uninstall")
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	want := []string{"release", "--stop-manager=render/almanac", "--timeout=5m"}
+	for _, ns := range watched {
+		want = append(want, "--namespace="+ns)
+	}
+	if !slices.Equal(args, want) {
+		t.Errorf("the release hook runs %v, want %v", args, want)
+	}
+	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != "almanac-release" {
+		t.Errorf("the release hook runs as %q, want almanac-release", sa)
+	}
+	allowed := func(where string, r rbacv1.PolicyRule) {
+		switch {
+		case slices.Equal(r.Resources, []string{"jobs"}) && slices.Equal(r.Verbs, []string{"list", "patch"}):
+		case slices.Equal(r.Resources, []string{"deployments"}) && slices.Equal(r.ResourceNames, []string{"almanac"}) && where == "Role render/almanac-release":
+		case slices.Equal(r.Resources, []string{"pods"}) && slices.Equal(r.Verbs, []string{"list"}) && where == "Role render/almanac-release":
+		default:
+			t.Errorf("%s grants more than the release hook needs: %+v", where, r)
+		}
+	}
+	for _, cr := range find[*rbacv1.ClusterRole](objs) {
+		if strings.HasPrefix(cr.Name, "almanac-release") {
+			if len(watched) > 0 {
+				t.Errorf("ClusterRole %s: the release hook acts cluster-wide although watchNamespaces is set", cr.Name)
+			}
+			for _, r := range cr.Rules {
+				allowed("ClusterRole "+cr.Name, r)
+			}
+		}
+	}
+	for _, role := range find[*rbacv1.Role](objs) {
+		if strings.HasPrefix(role.Name, "almanac-release") {
+			for _, r := range role.Rules {
+				allowed("Role "+role.Namespace+"/"+role.Name, r)
+			}
+		}
 	}
 }

@@ -300,7 +300,7 @@ func TestResumeWhileStoppedRunsTheSlotAfterIt(t *testing.T) {
 		return st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(after), nil
 	})
 	st := getSJ(t, ns, "nightly").Status
-	if st.LastResumeTime == nil || st.LastResumeTime.Time.Before(resumed.Add(-2*time.Second)) || st.LastResumeTime.Time.After(resumed.Add(2*time.Second)) {
+	if st.LastResumeTime == nil || st.LastResumeTime.Time.Before(resumed.Add(-2*time.Second)) || st.LastResumeTime.After(resumed.Add(2*time.Second)) {
 		t.Errorf("lastResumeTime %v, want about %s", st.LastResumeTime, resumed.UTC().Format(time.RFC3339))
 	}
 	if st.MissedRuns != 2 || st.LastMissedTime == nil || !st.LastMissedTime.Time.Equal(first.Add(time.Minute)) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,4 +116,20 @@ func ParseSlotMinute(owner, name string) (int64, bool) {
 	}
 	m, err := strconv.ParseInt(rest, 10, 64)
 	return m, err == nil
+}
+
+// FinalizerRemoval returns the JSON patch that removes FinalizerOutcome from an object
+// whose metadata.finalizers is finalizers, and false when it is not there. The patch tests
+// the finalizer's place in the list and removes it, so that it needs no resourceVersion: a
+// Job is written by the Job controller too, and a patch conditional on the version read
+// would mostly conflict; a change of the list meanwhile fails the test instead, and the
+// caller retries. The reconcilers (once a run is recorded) and `almanac release` (on
+// uninstall) both remove it this way.
+func FinalizerRemoval(finalizers []string) ([]byte, bool) {
+	i := slices.Index(finalizers, FinalizerOutcome)
+	if i < 0 {
+		return nil, false
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	return fmt.Appendf(nil, `[{"op":"test","path":%q,"value":%q},{"op":"remove","path":%q}]`, path, FinalizerOutcome, path), true
 }

@@ -80,3 +80,14 @@ func TestMaxActiveIsTheSchemaBound(t *testing.T) {
 		}
 	}
 }
+
+func TestFinalizerRemoval(t *testing.T) {
+	if _, ok := FinalizerRemoval([]string{"example.com/other"}); ok {
+		t.Error("a patch for a Job without almanac's finalizer")
+	}
+	patch, ok := FinalizerRemoval([]string{"example.com/other", FinalizerOutcome})
+	want := `[{"op":"test","path":"/metadata/finalizers/1","value":"batch.almanac.dev/outcome"},{"op":"remove","path":"/metadata/finalizers/1"}]`
+	if !ok || string(patch) != want {
+		t.Errorf("FinalizerRemoval = %s, %v; want %s", patch, ok, want)
+	}
+}

@@ -39,7 +39,7 @@ func ownsSuspend(fields *metav1.FieldsV1) bool {
 	var set struct {
 		Spec map[string]json.RawMessage `json:"f:spec"`
 	}
-	if json.Unmarshal(fields.Raw, &set) != nil {
+	if json.Unmarshal(fields.GetRawBytes(), &set) != nil {
 		return false
 	}
 	_, ok := set.Spec["f:suspend"]

@@ -17,7 +17,7 @@ func TestResumedAt(t *testing.T) {
 	}
 	entry := func(manager, subresource string, when *metav1.Time, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource,
-			Time: when, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			Time: when, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	spec := `{"f:spec":{".":{},"f:schedule":{},"f:timeZone":{}}}`
 	suspend := `{"f:spec":{"f:suspend":{}}}`

@@ -1,0 +1,242 @@
+// Package release implements `almanac release`: what must happen before almanac goes, so that
+// nothing of it outlives it. Every Job almanac creates carries the finalizer
+// batch.almanac.dev/outcome until the manager records its run (docs/jobs.md); once the
+// manager is gone nothing removes it, and deleting such a Job, its TTL cleanup or the
+// deletion of its namespace would wait forever. `almanac release` stops the manager (its
+// Deployment scaled to 0, its Pods waited for, so that it starts no Job after the pass), then
+// removes the finalizer from every Job that carries it. The chart runs it as a pre-delete
+// hook; after `helm uninstall --no-hooks`, or to stop using almanac without Helm, run it by
+// hand.
+package release
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/scheme"
+)
+
+// Options are the flags of `almanac release`.
+type Options struct {
+	Kubeconfig string
+	Context    string
+	// Namespaces are where to release Jobs; empty: every namespace.
+	Namespaces []string
+	// StopManager is the manager's Deployment, "namespace/name": scaled to 0 and waited for
+	// before the Jobs are released. Empty: the manager is not touched.
+	StopManager string
+	// Timeout bounds the whole command.
+	Timeout time.Duration
+}
+
+// NewCommand returns the `almanac release` command.
+func NewCommand() *cobra.Command {
+	opts := Options{}
+	cmd := &cobra.Command{
+		Use:   "release",
+		Short: "Remove almanac's finalizer from its Jobs, before uninstalling almanac",
+		Long: `Prepare the cluster for almanac to go: every Job almanac creates keeps the finalizer
+batch.almanac.dev/outcome until the manager records its run, and without the manager
+nothing removes it, so that deleting the Job, its TTL cleanup or the deletion of its
+namespace would wait forever.
+
+With --stop-manager, the manager's Deployment is scaled to 0 first and its Pods are waited
+for, so that it starts no Job after the pass. Then the finalizer is removed from every Job
+that carries it, in every namespace (or those of --namespace). Nothing else is changed: the
+Jobs, their Pods and almanac's objects stay.
+
+The Helm chart runs this as a pre-delete hook. After 'helm uninstall --no-hooks', run it by
+hand (it is safe to run more than once).
+
+Exit status: 0 when every Job carrying the finalizer was released, 1 otherwise, 2 on a usage
+or kubeconfig error.`,
+		Example: `  # What the chart's pre-delete hook runs:
+  almanac release --stop-manager almanac-system/almanac
+
+  # After 'helm uninstall --no-hooks':
+  almanac release`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Run(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account).")
+	f.StringVar(&opts.Context, "context", "", "The kubeconfig context to use.")
+	f.StringSliceVarP(&opts.Namespaces, "namespace", "n", nil, "Release the Jobs of these namespaces only (repeat or separate with commas; default: every namespace).")
+	f.StringVar(&opts.StopManager, "stop-manager", "", "The manager's Deployment, NAMESPACE/NAME: scaled to 0, and its Pods waited for, before the Jobs are released.")
+	f.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "How long the whole command may take.")
+	return cmd
+}
+
+// Error is returned when the command could not do all of its work; its ExitCode is the
+// process's exit status.
+type Error struct {
+	Code int
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// ExitCode is 1 (not everything released) or 2 (usage or kubeconfig).
+func (e *Error) ExitCode() int { return e.Code }
+
+// pageSize is how many Jobs one list request returns: a cluster may have many.
+const pageSize = 500
+
+// Run releases the Jobs as opts say and prints what it did to out.
+func Run(ctx context.Context, opts Options, out io.Writer) error {
+	if opts.Timeout <= 0 {
+		return &Error{Code: 2, Msg: fmt.Sprintf("--timeout: %s is not a positive duration", opts.Timeout)}
+	}
+	var stop types.NamespacedName
+	if opts.StopManager != "" {
+		ns, name, ok := strings.Cut(opts.StopManager, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return &Error{Code: 2, Msg: fmt.Sprintf("--stop-manager: %q is not NAMESPACE/NAME, e.g. almanac-system/almanac", opts.StopManager)}
+		}
+		stop = types.NamespacedName{Namespace: ns, Name: name}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = opts.Kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	if err != nil {
+		return &Error{Code: 2, Msg: fmt.Sprintf("failed to load the kubeconfig: %v (set --kubeconfig or --context)", err)}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return &Error{Code: 2, Msg: fmt.Sprintf("failed to build a client: %v", err)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	if stop.Name != "" {
+		if err := stopManager(ctx, c, stop, out); err != nil {
+			return &Error{Code: 1, Msg: err.Error()}
+		}
+	}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var released []string
+	var failed []string
+	for _, ns := range namespaces {
+		r, f, err := releaseJobs(ctx, c, ns)
+		released, failed = append(released, r...), append(failed, f...)
+		if err != nil {
+			return &Error{Code: 1, Msg: err.Error()}
+		}
+	}
+	fmt.Fprintf(out, "Released %d Jobs (removed the finalizer %s)%s\n", len(released), batchv1alpha1.FinalizerOutcome, listed(released))
+	if len(failed) > 0 {
+		return &Error{Code: 1, Msg: fmt.Sprintf("failed to release %d Jobs: %s; run almanac release again", len(failed), strings.Join(failed, "; "))}
+	}
+	return nil
+}
+
+// stopManager scales the Deployment to 0 and waits until none of its Pods is left.
+func stopManager(ctx context.Context, c client.Client, key types.NamespacedName, out io.Writer) error {
+	dep := &appsv1.Deployment{}
+	switch err := c.Get(ctx, key, dep); {
+	case apierrors.IsNotFound(err):
+		fmt.Fprintf(out, "The manager's Deployment %s is gone already\n", key)
+		return nil
+	case err != nil:
+		return fmt.Errorf("failed to get the manager's Deployment %s: %w", key, err)
+	}
+	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))); err != nil {
+		return fmt.Errorf("failed to scale the manager's Deployment %s to 0: %w", key, err)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+	if err != nil {
+		return fmt.Errorf("the manager's Deployment %s has a selector that cannot be read: %w", key, err)
+	}
+	for {
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return fmt.Errorf("failed to list the manager's Pods in %s: %w", key.Namespace, err)
+		}
+		// Only the Deployment's own Pods (those of its ReplicaSets): a hook's Pod, such as
+		// this command's, may carry the release's labels too.
+		pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+			ref := metav1.GetControllerOfNoCopy(&p)
+			return ref == nil || ref.Kind != "ReplicaSet"
+		})
+		if len(pods.Items) == 0 {
+			fmt.Fprintf(out, "Stopped the manager: Deployment %s scaled to 0, its Pods gone\n", key)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the manager's Pods in %s were still there when --timeout passed (%d left, e.g. %s): "+
+				"the manager could still create Jobs; run almanac release again once they are gone", key.Namespace, len(pods.Items), pods.Items[0].Name)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// releaseJobs removes the finalizer from every Job in namespace (every namespace for "") that
+// carries it, a page at a time. It returns the Jobs released and those that could not be.
+func releaseJobs(ctx context.Context, c client.Client, namespace string) (released, failed []string, err error) {
+	opts := []client.ListOption{client.Limit(pageSize)}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	for cont := ""; ; {
+		list := &batchv1.JobList{}
+		if err := c.List(ctx, list, append(opts, client.Continue(cont))...); err != nil {
+			where := "every namespace"
+			if namespace != "" {
+				where = "namespace " + namespace
+			}
+			return released, failed, fmt.Errorf("failed to list the Jobs of %s: %w", where, err)
+		}
+		for i := range list.Items {
+			j := &list.Items[i]
+			patch, ok := batchv1alpha1.FinalizerRemoval(j.Finalizers)
+			if !ok {
+				continue
+			}
+			name := j.Namespace + "/" + j.Name
+			if err := c.Patch(ctx, j, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+				failed = append(failed, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+			released = append(released, name)
+		}
+		if cont = list.Continue; cont == "" {
+			return released, failed, nil
+		}
+	}
+}
+
+// maxListed is how many Job names the summary line names.
+const maxListed = 20
+
+func listed(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	shown := names[:min(len(names), maxListed)]
+	more := ""
+	if len(names) > maxListed {
+		more = fmt.Sprintf(" and %d more", len(names)-maxListed)
+	}
+	return ": " + strings.Join(shown, ", ") + more
+}
