@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	// The time engine reads zones from a copy of its own (api/timing), whatever the host
 	// has. The libraries linked into the binary that call time.LoadLocation (cel-go's
@@ -116,9 +117,12 @@ type managerOptions struct {
 	probeAddr      string
 	webhookPort    int
 	webhookCertDir string
-	leaderElect    bool
-	leaderElectNS  string
-	enableHTTP2    bool
+	// webhookDrain is how long a stopping manager answers admission requests with
+	// "Connection: close" before its webhook server shuts down (webhooks.Draining).
+	webhookDrain  time.Duration
+	leaderElect   bool
+	leaderElectNS string
+	enableHTTP2   bool
 	// watchNamespaces are the namespaces the manager watches, caches and acts in, and whose
 	// objects the webhooks admit; none: every namespace.
 	watchNamespaces []string
@@ -168,6 +172,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint, served over HTTPS behind Kubernetes authentication and authorization; 0 disables it.")
 	f.StringVar(&opts.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	f.IntVar(&opts.webhookPort, "webhook-port", 9443, "Port of the admission webhook server.")
+	f.DurationVar(&opts.webhookDrain, "webhook-drain", webhooks.DefaultDrain, "How long a stopping manager keeps answering admission requests, each with \"Connection: close\", before its webhook server shuts down, so that the API server moves its kept-alive connections to other replicas without a failed request.")
 	f.StringVar(&opts.webhookCertDir, "webhook-cert-dir", "", "Folder with tls.crt and tls.key for the webhook server (default: the system temp folder's k8s-webhook-server/serving-certs).")
 	f.BoolVar(&opts.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles at a time (all replicas serve webhooks).")
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
@@ -254,11 +259,11 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		LeaderElectionNamespace: opts.leaderElectNS,
 		// Leader changes hand over faster when the old leader gives up its lease on exit.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: webhook.NewServer(webhook.Options{
+		WebhookServer: webhooks.Draining(webhook.NewServer(webhook.Options{
 			Port:    opts.webhookPort,
 			CertDir: opts.webhookCertDir,
 			TLSOpts: append(slices.Clone(tlsOpts), webhookCerts.ConfigureTLS),
-		}),
+		}), opts.webhookDrain),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)

@@ -12,6 +12,8 @@
 #   hack/cluster.sh env              print the cluster's facts as shell assignments
 #                                    (eval "$(hack/cluster.sh env)"; then kubectl works)
 #   hack/cluster.sh status           say whether it runs, component by component
+#   hack/cluster.sh restart kube-apiserver
+#                                    stop the API server and start it again (the fault suite)
 #   hack/cluster.sh down             stop everything `up` started (by PID), restore every global
 #                                    change it made, and remove the state folder; safe to run
 #                                    first, twice, or after a run that was killed
@@ -191,7 +193,7 @@ load() {
 start() { # start NAME CMD...: in its own session, output to $STATE/logs/NAME.log
 	local n=$1
 	shift
-	setsid "$@" > "$STATE/logs/$n.log" 2>&1 < /dev/null &
+	setsid "$@" >> "$STATE/logs/$n.log" 2>&1 < /dev/null &
 	echo $! > "$STATE/pids/$n"
 	ts "started $n (pid $!)"
 }
@@ -329,13 +331,8 @@ containerd_up() {
 	wait_for "containerd answers on $CTR_SOCK" 30 ctr --address "$CTR_SOCK" version
 }
 
-control_plane_up() {
+apiserver_start() {
 	local p=$STATE/pki
-	start etcd "$B/etcd" --name almanac-e2e --data-dir "$STATE/etcd" \
-		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-		--initial-cluster "almanac-e2e=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls '' \
-		--unsafe-no-fsync --log-level warn
 	start kube-apiserver "$B/kube-apiserver" \
 		--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
 		--bind-address="$HOST_IP" --secure-port="$APISERVER_PORT" --advertise-address="$HOST_IP" \
@@ -350,6 +347,16 @@ control_plane_up() {
 		--requestheader-extra-headers-prefix=X-Remote-Extra- \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true --profiling=false --cert-dir="$STATE/apiserver"
+}
+
+control_plane_up() {
+	local p=$STATE/pki
+	start etcd "$B/etcd" --name almanac-e2e --data-dir "$STATE/etcd" \
+		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-cluster "almanac-e2e=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls '' \
+		--unsafe-no-fsync --log-level warn
+	apiserver_start
 	wait_for "kube-apiserver ready on https://$HOST_IP:$APISERVER_PORT" 120 kc get --raw /readyz
 	start kube-controller-manager "$B/kube-controller-manager" \
 		--kubeconfig="$p/controller-manager.kubeconfig" \
@@ -599,6 +606,22 @@ env_() {
 	ENV
 }
 
+# restart NAME: stop a control-plane component (SIGTERM, as a rolling restart does) and start
+# it again with the same flags, then wait until it is ready. The fault suite restarts the
+# API server before a boundary and a slot.
+restart() {
+	[[ -d $STATE/pids ]] || die "no cluster runs (no $STATE/pids)"
+	bins
+	case "${1:-}" in
+	kube-apiserver)
+		stop kube-apiserver
+		apiserver_start
+		wait_for "kube-apiserver ready on https://$HOST_IP:$APISERVER_PORT" 120 kc get --raw /readyz
+		;;
+	*) die "restart: only kube-apiserver can be restarted (got '${1:-}')" ;;
+	esac
+}
+
 status() {
 	local n rc=0
 	for n in containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
@@ -614,5 +637,6 @@ down) down ;;
 load) shift; need_root; load "$@" ;;
 env) env_ ;;
 status) status ;;
+restart) shift; need_root; restart "$@" ;;
 *) sed -n '2,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d' >&2; exit 2 ;;
 esac
