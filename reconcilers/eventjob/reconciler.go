@@ -41,6 +41,8 @@ const DefaultWorkers = 32
 // Reconciler reconciles EventJobs.
 type Reconciler struct {
 	base.Base
+	// releaser removes the outcome finalizer from the Jobs whose runs status records.
+	releaser jobs.Releaser
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
@@ -112,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.report(ej, status, res, current)
 	// The watermark just written records the run of every downstream Job.
 	for _, j := range current {
-		if err := jobs.Release(ctx, r.Client, j); err != nil {
+		if err := r.releaser.Release(ctx, r.Client, j); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -122,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // releaseOrphans releases the Jobs of an EventJob that is gone or being deleted: nothing will
 // record their runs.
 func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
-	return jobs.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
+	return r.releaser.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 }
 
 // upstreamJobs returns the Jobs that the trigger follows, finished or not.

@@ -30,7 +30,7 @@ type Run struct {
 // controller ownerReference to the owner, and batchv1alpha1.FinalizerOutcome: the rule of
 // every Job owner is that a Job cannot vanish before its run is recorded in the owner's
 // status (a Job deleted before that stays, being deleted, until the owner's reconcile
-// records it and removes the finalizer: Release).
+// records it and removes the finalizer: Releaser).
 func NewJob(tmpl *batchv1.JobTemplateSpec, run Run) *batchv1.Job {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,7 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
@@ -153,5 +159,45 @@ func TestActiveStatusIsBounded(t *testing.T) {
 	}
 	if active, overflow := ActiveStatus(all[:10]); len(active) != 9 || overflow != 0 {
 		t.Errorf("under the bound: %d listed, overflow %d; want all 9 running and 0", len(active), overflow)
+	}
+}
+
+// TestReleaserSendsOnePatchPerVersion: a second Release of the same version of a Job (a cache
+// that has not caught up with the first) sends nothing; a newer version that still has the
+// finalizer is patched again; a refused patch (the finalizers changed since the copy was read)
+// is not an error: the watch brings the newer copy.
+func TestReleaserSendsOnePatchPerVersion(t *testing.T) {
+	var patches int
+	refuse := false
+	c := interceptor.NewClient(fake.NewClientBuilder().Build(), interceptor.Funcs{
+		Patch: func(ctx context.Context, _ client.WithWatch, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+			patches++
+			if refuse {
+				return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, obj.GetName(), nil)
+			}
+			return nil
+		},
+	})
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run", UID: "uid-1", ResourceVersion: "10",
+		Finalizers: []string{batchv1alpha1.FinalizerOutcome}}}
+	var r Releaser
+	for range 3 {
+		if err := r.Release(context.Background(), c, job.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if patches != 1 {
+		t.Errorf("%d patches for one version, want 1", patches)
+	}
+	newer := job.DeepCopy()
+	newer.ResourceVersion = "11"
+	refuse = true
+	if err := r.Release(context.Background(), c, newer); err != nil || patches != 2 {
+		t.Errorf("a newer version with the finalizer: err %v, %d patches; want no error and a second patch", err, patches)
+	}
+	released := job.DeepCopy()
+	released.Finalizers = nil
+	if err := r.Release(context.Background(), c, released); err != nil || patches != 2 {
+		t.Errorf("a copy without the finalizer: err %v, %d patches; want nothing sent", err, patches)
 	}
 }

@@ -41,6 +41,8 @@ const DefaultWorkers = 32
 // Reconciler reconciles ScheduledJobs.
 type Reconciler struct {
 	base.Base
+	// releaser removes the outcome finalizer from the Jobs whose runs status records.
+	releaser jobs.Releaser
 }
 
 // New returns a Reconciler that uses mgr's clients and event recorder and tells time with clk.
@@ -195,7 +197,7 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 	}
 }
 
-// releaseRecorded releases the Jobs (jobs.Release) whose runs status (just written) records:
+// releaseRecorded releases the Jobs (jobs.Releaser) whose runs status (just written) records:
 // every Job of a cron schedule (lastScheduleTime covers each), the one-shot's Job once status
 // records how it ended too, and a Job of an earlier at.
 func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
@@ -205,7 +207,7 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
 			continue
 		}
-		if err := jobs.Release(ctx, r.Client, j); err != nil {
+		if err := r.releaser.Release(ctx, r.Client, j); err != nil {
 			return err
 		}
 	}
@@ -215,7 +217,7 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 // releaseOrphans releases the Jobs of a ScheduledJob that is gone or being deleted: nothing
 // will record their runs or outcomes.
 func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
-	return jobs.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
+	return r.releaser.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 }
 
 // notRun counts plan.run as not run, for a condition reason.
