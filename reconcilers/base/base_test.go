@@ -12,7 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func TestRequeueAt(t *testing.T) {
@@ -60,6 +63,34 @@ func TestRetry(t *testing.T) {
 
 // TestShortNotes: a note longer than the API server takes is cut to MaxNote bytes at a
 // character's boundary, not dropped; a short one passes as written.
+// TestFailedReconcilesRetryWithinMaxRetryDelay: however long a reconcile keeps failing, its
+// next try is at most MaxRetryDelay away (controller-runtime's default grows to 1,000 s).
+func TestFailedReconcilesRetryWithinMaxRetryDelay(t *testing.T) {
+	var b Base
+	limiter := b.ControllerOptions(1).RateLimiter
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "sj"}}
+	if d := limiter.When(req); d != 5*time.Millisecond {
+		t.Errorf("first retry after %s, want 5ms", d)
+	}
+	for range 40 {
+		if d := limiter.When(req); d > MaxRetryDelay {
+			t.Fatalf("a retry after %s, want at most %s", d, MaxRetryDelay)
+		}
+	}
+	if d := limiter.When(req); d != MaxRetryDelay {
+		t.Errorf("after 42 failures a retry after %s, want %s", d, MaxRetryDelay)
+	}
+	limiter.Forget(req)
+	if d := limiter.When(req); d != 5*time.Millisecond {
+		t.Errorf("after a success the first retry after %s, want 5ms", d)
+	}
+	// Options set by the caller (tests) are kept.
+	b.Options.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute)
+	if d := b.ControllerOptions(1).RateLimiter.When(req); d != time.Second {
+		t.Errorf("the caller's rate limiter was replaced: first retry after %s", d)
+	}
+}
+
 func TestShortNotes(t *testing.T) {
 	rec := &noteRecorder{}
 	r := ShortNotes(rec)

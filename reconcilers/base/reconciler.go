@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/almanac-dev/almanac/api/index"
 )
@@ -93,19 +95,33 @@ func WithAPIReader(wrap func(client.Reader) client.Reader) Option {
 	return func(b *Base) { b.APIReader = wrap(b.APIReader) }
 }
 
+// MaxRetryDelay is the longest a reconcile that failed waits before it is tried again: as
+// long as the leader waits between two attempts to renew its Lease. A reconcile that fails
+// returns no next wake-up (controller-runtime drops the result of a failed reconcile), so its
+// retry is also when it next looks at the clock: with controller-runtime's default (5 ms
+// doubling to 1,000 s), a status write refused for two minutes left a ScheduledJob's next
+// slot 19 s late, and one after it 42 s late, after the refusals had stopped (the fault suite
+// of test/e2e). The price is one retry every 2 s of an object whose reconcile keeps failing;
+// an overall token bucket, as client-go's default limiter has, is left out on purpose: the
+// delays it hands out accumulate over an outage, so every object would wait for the
+// outage's whole backlog of retries after it.
+const MaxRetryDelay = 2 * time.Second
+
 // ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
-// to workers when the manager did not set it.
+// to workers when the manager did not set it, and failed reconciles retried after 5 ms,
+// doubling up to MaxRetryDelay.
 //
-// The work queue is controller-runtime's default, kept on purpose: its priority queue (the
-// objects of an informer's initial list go after other events) and its rate limiter (per object 5 ms doubling to
-// 1,000 s, overall 10 per second in bursts of 100). The rate limiter paces only the retries
-// of reconciles that failed; nothing on the path of an instant goes through it: a watch event
-// is queued at once, and so is a RequeueAfter (the next boundary or slot, and a conflict's
-// ConflictRetry).
+// The work queue is otherwise controller-runtime's default, kept on purpose: its priority
+// queue (the objects of an informer's initial list go after other events). The rate limiter
+// paces only the retries of reconciles that failed; a watch event is queued at once, and so
+// is a RequeueAfter (the next boundary or slot, and a conflict's ConflictRetry).
 func (b *Base) ControllerOptions(workers int) controller.Options {
 	opts := b.Options
 	if opts.MaxConcurrentReconciles <= 0 {
 		opts.MaxConcurrentReconciles = workers
+	}
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay)
 	}
 	return opts
 }

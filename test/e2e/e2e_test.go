@@ -72,8 +72,8 @@ func newClient(t *testing.T) client.Client {
 
 // TestE2E is the whole story, in the order a user lives it: the image, an install with the
 // chart's default values, the webhooks through the Service, scaling and Jobs that really
-// run, a leader failover at a boundary, an upgrade under load, an uninstall, and an install
-// with external certificates.
+// run, a leader failover at a boundary, the fault suite (faults_test.go), an upgrade under
+// load, an uninstall, and an install with external certificates.
 func TestE2E(t *testing.T) {
 	newClient(t)
 	// A registry on loopback, as a user's own: `make image-push` pushes there for the upgrade,
@@ -95,6 +95,7 @@ func TestE2E(t *testing.T) {
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
 	})
 	step(t, "leader failover at a boundary", testFailover)
+	step(t, "faults: API server restart, etcd stop, leader kills, refused records", testFaults)
 	step(t, "upgrade while a client applies objects", func(t *testing.T) { testUpgrade(t, reg) })
 	step(t, "uninstall", testUninstall)
 	step(t, "install with external certificates and two watched namespaces", func(t *testing.T) { testExternalCertificates(t, reg) })
