@@ -221,8 +221,8 @@ spec:
 
 // --- faults --------------------------------------------------------------------------------
 
-// fault is one fault: from start to end, and the first renewal of the Lease after it ended
-// (the instant a leader acts again).
+// fault is one fault, from start to end; the first renewal of the Lease after its end
+// (leaseLog.resumed) is when a leader acts again.
 type fault struct {
 	name       string
 	start, end time.Time
