@@ -721,9 +721,12 @@ func jobsOf(t *testing.T, ns, kind, name string) []batchv1.Job {
 	return out
 }
 
-func jobComplete(j batchv1.Job) bool {
+func jobComplete(j batchv1.Job) bool { return jobCondition(j, batchv1.JobComplete) }
+
+// jobCondition says whether the Job has the condition of type t, true.
+func jobCondition(j batchv1.Job, t batchv1.JobConditionType) bool {
 	for _, c := range j.Status.Conditions {
-		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}

@@ -20,7 +20,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -519,7 +518,7 @@ func (l *jobLog) settled() error {
 		}
 	}
 	for _, j := range l.seen {
-		if upstreamJob(j) && !jobComplete(*j) && !jobFailed(*j) {
+		if upstreamJob(j) && !jobComplete(*j) && !jobCondition(*j, batchv1.JobFailed) {
 			l.mu.Unlock()
 			return fmt.Errorf("upstream Job %s still runs", j.Name)
 		}
@@ -539,15 +538,6 @@ func (l *jobLog) settled() error {
 		}
 	}
 	return nil
-}
-
-func jobFailed(j batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // faultReport is what the suite counted.
