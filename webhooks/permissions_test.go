@@ -51,7 +51,7 @@ func TestDelegatedActions(t *testing.T) {
 	}
 	autoscaler := func(mutate func(*autoscalingv1alpha1.ScheduledPodAutoscaler)) *autoscalingv1alpha1.ScheduledPodAutoscaler {
 		o := spa("web", "Max")
-		o.Spec.HorizontalPodAutoscalerSpec = autoscalingv2.HorizontalPodAutoscalerSpec{
+		o.Spec.HorizontalPodAutoscalerSpec = &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 			MinReplicas:    ptr.To(int32(1)), MaxReplicas: 5,
 		}

@@ -29,7 +29,13 @@ const DefaultCPUUtilization = int32(80)
 // scaleTargetRef.apiVersion apps/v1 for a Deployment, StatefulSet or ReplicaSet; and
 // overlapPolicy Max.
 func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) []string {
-	hpa := &spa.Spec.HorizontalPodAutoscalerSpec
+	if spa.Spec.OverlapPolicy == "" {
+		spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
+	}
+	hpa := spa.Spec.HorizontalPodAutoscalerSpec
+	if hpa == nil { // attached (spec.targetRef): nothing of a generated HPA to fill in
+		return nil
+	}
 	if hpa.MinReplicas == nil {
 		hpa.MinReplicas = ptr.To(int32(1))
 	}
@@ -47,9 +53,6 @@ func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscal
 	}
 	if hpa.ScaleTargetRef.APIVersion == "" {
 		hpa.ScaleTargetRef.APIVersion = autoscalingv1alpha1.DefaultScaleTargetAPIVersion(hpa.ScaleTargetRef.Kind)
-	}
-	if spa.Spec.OverlapPolicy == "" {
-		spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyMax
 	}
 	return nil
 }

@@ -188,27 +188,27 @@ func TestDefaultScheduledPodAutoscaler(t *testing.T) {
 		in, want autoscalingv1alpha1.ScheduledPodAutoscalerSpec
 	}{{
 		name: "everything omitted",
-		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"}, MaxReplicas: 5,
 		}},
-		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Max", HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Max", HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 			MinReplicas:    ptr.To(int32(1)), MaxReplicas: 5, Metrics: cpu80,
 		}},
 	}, {
 		name: "given values are kept; other kinds get no apiVersion",
-		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid", HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid", HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Rollout", Name: "web"}, MinReplicas: ptr.To(int32(3)), MaxReplicas: 5, Metrics: memory,
 		}},
-		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid", HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid", HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Rollout", Name: "web"}, MinReplicas: ptr.To(int32(3)), MaxReplicas: 5, Metrics: memory,
 		}},
 	}, {
 		name: "StatefulSet",
-		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "StatefulSet", Name: "db"}, MinReplicas: ptr.To(int32(2)), MaxReplicas: 5,
 		}},
-		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Max", HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Max", HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"},
 			MinReplicas:    ptr.To(int32(2)), MaxReplicas: 5, Metrics: cpu80,
 		}},

@@ -188,8 +188,19 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 		return nil, nil, nil
 	}
 	v := &verdict{}
+	if hpa := spa.Spec.HorizontalPodAutoscalerSpec; hpa != nil {
+		validateHPASpec(v, hpa)
+	}
+	if err := validateOverlapPolicyChange(ctx, v, spa, old, env); err != nil {
+		return nil, nil, err
+	}
+	return v.result()
+}
+
+// validateHPASpec checks the spec of a generated HorizontalPodAutoscaler for what the
+// autoscaling/v2 API would refuse when almanac writes it.
+func validateHPASpec(v *verdict, hpa *autoscalingv2.HorizontalPodAutoscalerSpec) {
 	hpaPath := specPath.Child("horizontalPodAutoscalerSpec")
-	hpa := &spa.Spec.HorizontalPodAutoscalerSpec
 	ref := hpa.ScaleTargetRef
 	if ref.APIVersion == "" {
 		v.fail(field.Required(hpaPath.Child("scaleTargetRef", "apiVersion"), fmt.Sprintf(
@@ -205,24 +216,28 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 	for i := range hpa.Metrics {
 		validateMetric(v, hpaPath.Child("metrics").Index(i), &hpa.Metrics[i])
 	}
+}
 
+// validateOverlapPolicyChange warns when spa switches to overlapPolicy Forbid while its
+// Schedules already overlap.
+func validateOverlapPolicyChange(ctx context.Context, v *verdict, spa, old *autoscalingv1alpha1.ScheduledPodAutoscaler, env Env) error {
 	becomesForbid := spa.Spec.OverlapPolicy == autoscalingv1alpha1.OverlapPolicyForbid &&
 		(old == nil || old.Spec.OverlapPolicy != autoscalingv1alpha1.OverlapPolicyForbid)
 	if becomesForbid && env.Objects != nil {
 		schedules, err := env.Objects.Schedules(ctx, spa.Namespace, spa.Name)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), env.Now)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if ok {
 			v.warn(fmt.Sprintf("spec.overlapPolicy: Schedules %q and %q already overlap (both are active from %s); Forbid applies to Schedules created or changed from now on, "+
 				"so change one of them to remove the overlap", a, b, timing.IntervalText(iv, zone)))
 		}
 	}
-	return v.result()
+	return nil
 }
 
 // validateMetric checks that a metric has the source its type names and a target that fits.

@@ -673,13 +673,13 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 	base := func(mutate func(*autoscalingv2.HorizontalPodAutoscalerSpec)) *autoscalingv1alpha1.ScheduledPodAutoscaler {
 		s := &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
 		s.Spec.OverlapPolicy = "Max"
-		s.Spec.HorizontalPodAutoscalerSpec = autoscalingv2.HorizontalPodAutoscalerSpec{
+		s.Spec.HorizontalPodAutoscalerSpec = &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 			MinReplicas:    ptr.To(int32(1)), MaxReplicas: 5,
 		}
 		DefaultScheduledPodAutoscaler(s)
 		if mutate != nil {
-			mutate(&s.Spec.HorizontalPodAutoscalerSpec)
+			mutate(s.Spec.HorizontalPodAutoscalerSpec)
 		}
 		return s
 	}

@@ -39,6 +39,7 @@ type Index struct {
 func All() []Index {
 	return []Index{
 		{Object: &autoscalingv1alpha1.Schedule{}, Field: autoscalingv1alpha1.ScheduleTargetField, Values: autoscalingv1alpha1.ScheduleTarget},
+		{Object: &autoscalingv1alpha1.ScheduledPodAutoscaler{}, Field: autoscalingv1alpha1.TargetField, Values: autoscalingv1alpha1.ScheduledPodAutoscalerTarget},
 		{Object: &batchv1.Job{}, Field: batchv1alpha1.JobControllerField, Values: batchv1alpha1.JobController},
 		{Object: &batchv1alpha1.EventJob{}, Field: batchv1alpha1.EventJobTriggerField, Values: batchv1alpha1.EventJobTrigger},
 	}

@@ -81,11 +81,16 @@ type InvalidSchedule struct {
 	Message string
 }
 
-// Baseline returns the bounds of the autoscaler's own HorizontalPodAutoscalerSpec
-// (minReplicas defaults to 1, as in the HorizontalPodAutoscaler API).
+// Baseline returns the autoscaler's own bounds: those of its HorizontalPodAutoscalerSpec
+// (minReplicas defaults to 1, as in the HorizontalPodAutoscaler API), or, attached to a
+// target, spec.minReplicas and spec.maxReplicas (a scale subresource target without
+// maxReplicas has no maximum of its own: it is minReplicas).
 func Baseline(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) timing.Bounds {
-	hpa := spa.Spec.HorizontalPodAutoscalerSpec
-	return timing.Bounds{Min: ptr.Deref(hpa.MinReplicas, 1), Max: hpa.MaxReplicas}
+	if hpa := spa.Spec.HorizontalPodAutoscalerSpec; hpa != nil {
+		return timing.Bounds{Min: ptr.Deref(hpa.MinReplicas, 1), Max: hpa.MaxReplicas}
+	}
+	lo := ptr.Deref(spa.Spec.MinReplicas, 0)
+	return timing.Bounds{Min: lo, Max: max(lo, ptr.Deref(spa.Spec.MaxReplicas, lo))}
 }
 
 // Compile compiles a Schedule's window with the time engine. The error names each wrong field

@@ -26,7 +26,7 @@ func autoscaler(minReplicas, maxReplicas int32) *autoscalingv1alpha1.ScheduledPo
 	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
-			HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 				MinReplicas:    ptr.To(minReplicas),
 				MaxReplicas:    maxReplicas,

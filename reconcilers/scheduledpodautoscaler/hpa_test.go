@@ -37,7 +37,7 @@ func testAutoscaler() *autoscalingv1alpha1.ScheduledPodAutoscaler {
 	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1"},
 		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
-			HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"},
 				MinReplicas:    ptr.To[int32](2),
 				MaxReplicas:    10,

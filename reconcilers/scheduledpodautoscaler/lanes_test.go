@@ -41,7 +41,7 @@ func TestHeldReportKeepsItsWakeUp(t *testing.T) {
 
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: "uid-web"},
-		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: key.Name},
 			MinReplicas:    ptr.To[int32](1),
 			MaxReplicas:    5,

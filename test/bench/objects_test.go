@@ -102,7 +102,7 @@ func newAutoscaler(ns, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler 
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
 			OverlapPolicy:               autoscalingv1alpha1.OverlapPolicyMax,
-			HorizontalPodAutoscalerSpec: hpaSpec(name, 2, 10),
+			HorizontalPodAutoscalerSpec: new(hpaSpec(name, 2, 10)),
 		},
 	}
 }

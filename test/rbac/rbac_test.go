@@ -61,7 +61,7 @@ func eventJob(name string) *batchv1alpha1.EventJob {
 func autoscaler(name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
 	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: name},
 			MaxReplicas:    10,
 		}},

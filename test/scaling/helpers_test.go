@@ -187,7 +187,7 @@ func newAutoscaler(ns, name string, minReplicas, maxReplicas int32) *autoscaling
 	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
-			HorizontalPodAutoscalerSpec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			HorizontalPodAutoscalerSpec: &autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
 				MinReplicas:    ptr.To(minReplicas),
 				MaxReplicas:    maxReplicas,

@@ -86,9 +86,11 @@ type ScheduleSpec struct {
 	ScaleTargetRef ScaleTargetReference `json:"scaleTargetRef"`
 
 	// minReplicas is the autoscaler's minReplicas while the window is open. Omitted: the
-	// baseline's value. While several Schedules are open the largest value wins.
+	// baseline's value. While several Schedules are open the largest value wins. Zero only
+	// where the autoscaler's target can scale to zero (a ScaledObject, or a workload
+	// attached through its scale subresource); admission says why elsewhere.
 	// +optional
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// maxReplicas is the autoscaler's maxReplicas while the window is open. Omitted: the

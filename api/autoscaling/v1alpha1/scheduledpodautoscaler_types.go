@@ -22,18 +22,56 @@ const (
 	OverlapPolicyForbid OverlapPolicy = "Forbid"
 )
 
-// ScheduledPodAutoscalerSpec is the baseline HorizontalPodAutoscaler and how Schedules
-// change it.
-// +kubebuilder:validation:XValidation:rule="!has(self.horizontalPodAutoscalerSpec.minReplicas) || self.horizontalPodAutoscalerSpec.minReplicas <= self.horizontalPodAutoscalerSpec.maxReplicas",message="minReplicas must not be greater than maxReplicas",fieldPath=".horizontalPodAutoscalerSpec.minReplicas"
+// ScheduledPodAutoscalerSpec is the baseline autoscaler and how Schedules change it: either an
+// autoscaling/v2 HorizontalPodAutoscaler that almanac generates (horizontalPodAutoscalerSpec)
+// or an object that already exists and that almanac attaches to (targetRef, with minReplicas
+// and maxReplicas as the baseline).
+// +kubebuilder:validation:XValidation:rule="has(self.horizontalPodAutoscalerSpec) != has(self.targetRef)",message="exactly one of horizontalPodAutoscalerSpec (almanac generates the HorizontalPodAutoscaler) and targetRef (almanac attaches to an object that exists) is required"
+// +kubebuilder:validation:XValidation:rule="!has(self.horizontalPodAutoscalerSpec) || !has(self.horizontalPodAutoscalerSpec.minReplicas) || self.horizontalPodAutoscalerSpec.minReplicas <= self.horizontalPodAutoscalerSpec.maxReplicas",message="minReplicas must not be greater than maxReplicas",fieldPath=".horizontalPodAutoscalerSpec.minReplicas"
+// +kubebuilder:validation:XValidation:rule="has(self.targetRef) || (!has(self.minReplicas) && !has(self.maxReplicas))",message="minReplicas and maxReplicas are the baseline of targetRef; with horizontalPodAutoscalerSpec, set them inside it",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetRef) || has(self.minReplicas)",message="minReplicas is required with targetRef: it is the baseline that the target has whenever no Schedule is active",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetRef) || has(self.maxReplicas) || !((self.targetRef.apiVersion.startsWith('autoscaling/') && self.targetRef.kind == 'HorizontalPodAutoscaler') || (self.targetRef.apiVersion.startsWith('keda.sh/') && self.targetRef.kind == 'ScaledObject'))",message="maxReplicas is required when targetRef is a HorizontalPodAutoscaler or a ScaledObject: it is the baseline maximum that the target has whenever no Schedule is active",fieldPath=".maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not be greater than maxReplicas",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.targetRef) == !has(self.targetRef)",message="a ScheduledPodAutoscaler cannot switch between horizontalPodAutoscalerSpec and targetRef: create a new ScheduledPodAutoscaler instead (deleting this one leaves an attached target at its baseline, and deletes a generated HorizontalPodAutoscaler)"
 type ScheduledPodAutoscalerSpec struct {
-	// horizontalPodAutoscalerSpec is the baseline: the spec of the autoscaling/v2
-	// HorizontalPodAutoscaler that almanac creates with the same name and namespace, and
-	// whose minReplicas and maxReplicas it restores whenever no Schedule is active.
-	// Omitted minReplicas defaults to 1; omitted metrics default to 80 % average CPU
+	// horizontalPodAutoscalerSpec is the baseline of a generated autoscaler: the spec of the
+	// autoscaling/v2 HorizontalPodAutoscaler that almanac creates with the same name and
+	// namespace, and whose minReplicas and maxReplicas it restores whenever no Schedule is
+	// active. Omitted minReplicas defaults to 1; omitted metrics default to 80 % average CPU
 	// utilization; scaleTargetRef.apiVersion defaults to apps/v1 for Deployment,
-	// StatefulSet and ReplicaSet.
-	// +required
-	HorizontalPodAutoscalerSpec autoscalingv2.HorizontalPodAutoscalerSpec `json:"horizontalPodAutoscalerSpec"`
+	// StatefulSet and ReplicaSet. Exactly one of horizontalPodAutoscalerSpec and targetRef.
+	// +optional
+	HorizontalPodAutoscalerSpec *autoscalingv2.HorizontalPodAutoscalerSpec `json:"horizontalPodAutoscalerSpec,omitempty"`
+
+	// targetRef names an object in this namespace that already exists and whose bounds the
+	// Schedules change; almanac owns only those fields of it, by server-side apply under the
+	// field manager "almanac", and leaves everything else to the object's owner:
+	//   - an autoscaling/v2 HorizontalPodAutoscaler: spec.minReplicas and spec.maxReplicas;
+	//   - a keda.sh/v1alpha1 ScaledObject: spec.minReplicaCount and spec.maxReplicaCount;
+	//   - any other object with a scale subresource and no autoscaler (a Deployment, a
+	//     StatefulSet, an Argo Rollout): its replicas, set to the effective minReplicas.
+	// Deleting the ScheduledPodAutoscaler, or changing targetRef, leaves the target at the
+	// baseline and owned by no almanac field manager. Exactly one of
+	// horizontalPodAutoscalerSpec and targetRef.
+	// +optional
+	TargetRef *TargetReference `json:"targetRef,omitempty"`
+
+	// minReplicas is, with targetRef, the baseline minimum: the target's minReplicas
+	// (minReplicaCount, or replicas for a scale subresource) whenever no Schedule is active.
+	// Zero is allowed where the target can scale to zero: a ScaledObject, or a workload
+	// without an autoscaler. Required with targetRef; not used with
+	// horizontalPodAutoscalerSpec.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is, with targetRef, the baseline maximum (maxReplicas, or
+	// maxReplicaCount) whenever no Schedule is active. Required for a HorizontalPodAutoscaler
+	// or ScaledObject target; a workload's scale subresource has no maximum, so there it
+	// only caps what the Schedules ask for. Not used with horizontalPodAutoscalerSpec.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
 	// overlapPolicy says what happens when Schedules of this autoscaler overlap: Max
 	// (the default) allows it and takes the largest minReplicas and the largest maxReplicas
@@ -45,8 +83,8 @@ type ScheduledPodAutoscalerSpec struct {
 	// +kubebuilder:default=Max
 	OverlapPolicy OverlapPolicy `json:"overlapPolicy,omitempty"`
 
-	// suspend, when true, ignores every Schedule and keeps the HorizontalPodAutoscaler at
-	// the baseline. Default false.
+	// suspend, when true, ignores every Schedule and keeps the HorizontalPodAutoscaler (or
+	// the target) at the baseline. Default false.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
@@ -106,6 +144,12 @@ type ScheduledPodAutoscalerStatus struct {
 	// +optional
 	LastAppliedTransition *AppliedTransition `json:"lastAppliedTransition,omitempty"`
 
+	// target is the object that almanac is attached to (targetRef as last applied); when
+	// targetRef changes, the reconciler lets go of this one first, leaving it at the
+	// baseline.
+	// +optional
+	Target *TargetReference `json:"target,omitempty"`
+
 	// conditions: Ready says whether the HorizontalPodAutoscaler has the bounds this
 	// status reports; SchedulesValid says whether every Schedule could be evaluated.
 	// +optional
@@ -116,11 +160,14 @@ type ScheduledPodAutoscalerStatus struct {
 }
 
 // ScheduledPodAutoscaler generates and owns an autoscaling/v2 HorizontalPodAutoscaler of the
-// same name, whose minReplicas and maxReplicas follow the Schedules that reference it.
+// same name, or attaches to an autoscaler or workload that exists (spec.targetRef), whose
+// minReplicas and maxReplicas (or replicas) follow the Schedules that reference it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=spa,categories=almanac
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.name`,priority=1
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,priority=1
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.status.minReplicas`
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.status.maxReplicas`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeSchedules`
