@@ -45,6 +45,7 @@ import (
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/commands/check"
 	"github.com/almanac-dev/almanac/commands/migrate"
+	"github.com/almanac-dev/almanac/commands/override"
 	"github.com/almanac-dev/almanac/commands/preview"
 	"github.com/almanac-dev/almanac/commands/release"
 	"github.com/almanac-dev/almanac/commands/validate"
@@ -98,6 +99,7 @@ func main() {
 	root.AddCommand(migrate.NewCommand())
 	root.AddCommand(check.NewCommand())
 	root.AddCommand(release.NewCommand())
+	root.AddCommand(override.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder
@@ -178,7 +180,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&opts.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the manager runs in).")
 	f.BoolVar(&opts.enableHTTP2, "enable-http2", false, "Serve HTTP/2 on the metrics and webhook servers (off by default: CVE-2023-44487, CVE-2023-39325).")
 	f.StringSliceVar(&opts.watchNamespaces, "watch-namespaces", nil, "Namespaces to watch and act in, separated by commas (empty, the default: every namespace). The manager caches, reconciles and creates Jobs and HorizontalPodAutoscalers only there, and the webhooks refuse almanac's objects anywhere else.")
-	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there (a SubjectAccessReview per request); false leaves that to your own policy.")
+	f.BoolVar(&opts.permissionCheck, "permission-check", true, "Refuse, at admission, a ScheduledJob or EventJob from a user who may not create Jobs in its namespace, a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, and one attached to an object from one who may not patch it (a SubjectAccessReview per request); false leaves that to your own policy.")
 	f.Float32Var(&opts.kubeAPIQPS, "kube-api-qps", 0, "Requests per second the manager may send to the API server, averaged (0, the default: no client-side limit; the API server's priority and fairness queues what exceeds its capacity, and a boundary's writes all go out at its instant).")
 	f.IntVar(&opts.kubeAPIBurst, "kube-api-burst", 0, "Requests the manager may send at once above --kube-api-qps (0: twice --kube-api-qps). Used only with --kube-api-qps.")
 	f.IntVar(&opts.workers.scheduledPodAutoscaler, "scheduledpodautoscaler-workers", scheduledpodautoscaler.DefaultWorkers, "ScheduledPodAutoscalers reconciled at once: the HPA writes of autoscalers that share a boundary go out this many at a time.")

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
@@ -36,17 +38,21 @@ import (
 // +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-eventjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=veventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 
 // The validating webhooks read almanac's kinds and the CronJobs' metadata from the manager's
-// cache, and get a trigger Job's metadata from the API server.
+// cache, and get a trigger Job's metadata from the API server, and an attached autoscaler's
+// HorizontalPodAutoscaler or ScaledObject target's, and list the HorizontalPodAutoscalers of
+// a namespace where an autoscaler attaches to a workload.
 //
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers;schedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs;eventjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list
+// +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get
 
 // SetupWithManager registers the mutating and validating webhooks of the four kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
-// cache, which must have the indexes autoscalingv1alpha1.ScheduleTargetField and
-// batchv1alpha1.EventJobTriggerField (api/index), take
+// cache, which must have the indexes autoscalingv1alpha1.ScheduleTargetField,
+// autoscalingv1alpha1.TargetField and batchv1alpha1.EventJobTriggerField (api/index), take
 // the current time from clk, and, unless WithPermissionCheck(false) is given, check the
 // requester's permissions (permissions.go).
 //
@@ -160,8 +166,9 @@ func pathSuffix(gvk schema.GroupVersionKind) string {
 
 // CacheLookup is the Lookup of the webhooks: it reads a controller-runtime client, normally
 // the manager's cached client (whose cache must have the indexes
-// autoscalingv1alpha1.ScheduleTargetField and batchv1alpha1.EventJobTriggerField), and Jobs
-// through APIReader.
+// autoscalingv1alpha1.ScheduleTargetField, autoscalingv1alpha1.TargetField and
+// batchv1alpha1.EventJobTriggerField), and Jobs, attached autoscalers' HorizontalPodAutoscaler
+// and ScaledObject targets and the HorizontalPodAutoscalers of a namespace through APIReader.
 type CacheLookup struct {
 	Reader client.Reader
 	// APIReader reads around the cache: a trigger Job's metadata. Jobs are cached only on
@@ -228,9 +235,59 @@ func (l *CacheLookup) Exists(ctx context.Context, gvk schema.GroupVersionKind, n
 		// Only the metadata: the cache keeps no Pod templates for this.
 		obj = metadataOf(gvk)
 	default:
-		return true, nil // not a trigger kind: the schema rejects it
+		switch gvk.GroupKind() {
+		case hpaGroupKind, scaledObjectGroupKind:
+			return l.targetExists(ctx, gvk, namespace, name)
+		}
+		// Not a trigger kind (the schema rejects it), or a workload target of an attached
+		// autoscaler: the manager may not read those.
+		return true, nil
 	}
 	return l.get(ctx, namespace, name, obj)
+}
+
+var (
+	hpaGroupKind          = schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
+	scaledObjectGroupKind = schema.GroupKind{Group: autoscalingv1alpha1.KEDAGroup, Kind: "ScaledObject"}
+)
+
+// targetExists reports whether the HorizontalPodAutoscaler or ScaledObject that an attached
+// autoscaler names exists: a GET of its metadata from the API server, since the webhooks
+// cache neither. A kind that the cluster does not serve (KEDA not installed, a version it
+// no longer serves) does not exist; one the manager may not read is taken to exist, so
+// that a missing permission costs a warning, not the request.
+func (l *CacheLookup) targetExists(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
+	found, err := l.getFrom(ctx, l.APIReader, namespace, name, metadataOf(gvk))
+	switch {
+	case err == nil:
+		return found, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		ctrl.LoggerFrom(ctx).V(1).Info("Could not check that the target exists", "kind", gvk.Kind, "name", name, "error", err.Error())
+		return true, nil
+	}
+	return false, err
+}
+
+func (l *CacheLookup) AttachedAutoscalers(ctx context.Context, namespace, group, kind, name string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	list := &autoscalingv1alpha1.ScheduledPodAutoscalerList{}
+	value := autoscalingv1alpha1.TargetIndexValue(group, kind, name)
+	if err := l.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{autoscalingv1alpha1.TargetField: value},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("failed to list the ScheduledPodAutoscalers attached to %s %s/%s: %w", kind, namespace, name, err)
+	}
+	return list.Items, nil
+}
+
+// HorizontalPodAutoscalers lists them from the API server: only the leader caches them, and
+// only an autoscaler attached to a workload asks.
+func (l *CacheLookup) HorizontalPodAutoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	list := &autoscalingv2.HorizontalPodAutoscalerList{}
+	if err := l.APIReader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("failed to list the HorizontalPodAutoscalers in namespace %s: %w", namespace, err)
+	}
+	return list.Items, nil
 }
 
 func (l *CacheLookup) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,6 +66,14 @@ func (l *objectsLookup) EventJobFollowers(context.Context, string, string) ([]*b
 
 func (l *objectsLookup) Exists(context.Context, schema.GroupVersionKind, string, string) (bool, error) {
 	return false, nil
+}
+
+func (l *objectsLookup) AttachedAutoscalers(context.Context, string, string, string, string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	return nil, nil
+}
+
+func (l *objectsLookup) HorizontalPodAutoscalers(context.Context, string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	return nil, nil
 }
 
 var defaultRef = autoscalingv1alpha1.ScaleTargetReference{APIVersion: "autoscaling.almanac.dev/v1alpha1", Kind: "ScheduledPodAutoscaler", Name: "web"}

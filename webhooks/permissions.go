@@ -12,6 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,9 +25,9 @@ import (
 )
 
 // The permission check keeps almanac from being a confused deputy. The manager may create
-// Jobs and HorizontalPodAutoscalers in every namespace; a ScheduledJob, EventJob or
-// ScheduledPodAutoscaler asks it to do so with a Pod template or an autoscaler spec chosen by
-// whoever wrote the object. So the validating webhook admits that content only from a user
+// Jobs and HorizontalPodAutoscalers in every namespace, and patch the targets of attached
+// autoscalers; a ScheduledJob, EventJob or ScheduledPodAutoscaler asks it to do so with a Pod
+// template, an autoscaler spec or a target chosen by whoever wrote the object. So the validating webhook admits that content only from a user
 // who may do the same thing directly: it asks the API server with a SubjectAccessReview for
 // the request's user, groups, UID and extra, exactly as the API server authenticated them.
 //
@@ -41,9 +42,46 @@ const PermissionCheckTimeout = 2 * time.Second
 // the object.
 type Delegated struct {
 	// Verb, Group, Version and Resource are the SubjectAccessReview's resource attributes.
+	// Resource is empty when DelegatedActions cannot know it: a workload's, which the
+	// permission check finds from Kind with the cluster's RESTMapper.
 	Verb, Group, Version, Resource string
+	// Subresource is the SubjectAccessReview's subresource: "scale" for the replicas of a
+	// workload; empty for the resource itself.
+	Subresource string
 	// Kind names the resource in messages.
 	Kind string
+}
+
+// what names the resource in messages: "Deployments", or "the scale subresource of
+// Deployments".
+func (d Delegated) what() string {
+	if d.Subresource != "" {
+		return "the " + d.Subresource + " subresource of " + pluralKind(d.Kind)
+	}
+	return pluralKind(d.Kind)
+}
+
+// resourceText is the resource as the message's "(group/version resource)": "apps/v1
+// deployments/scale".
+func (d Delegated) resourceText() string {
+	gv := schema.GroupVersion{Group: d.Group, Version: d.Version}.String()
+	if d.Subresource != "" {
+		return gv + " " + d.Resource + "/" + d.Subresource
+	}
+	return gv + " " + d.Resource
+}
+
+// grantText is what an RBAC rule names: "jobs.batch", or `deployments/scale in API group
+// "apps"`.
+func (d Delegated) grantText() string {
+	if d.Subresource != "" || d.Group == "" {
+		r := d.Resource
+		if d.Subresource != "" {
+			r += "/" + d.Subresource
+		}
+		return fmt.Sprintf("%s in API group %q", r, d.Group)
+	}
+	return d.Resource + "." + d.Group
 }
 
 var (
@@ -53,7 +91,23 @@ var (
 
 	jobTemplatePath = field.NewPath("spec", "jobTemplate")
 	hpaSpecPath     = field.NewPath("spec", "horizontalPodAutoscalerSpec")
+	targetRefPath   = field.NewPath("spec", "targetRef")
 )
+
+// patchTarget is what almanac does to the target of an attached autoscaler: patch a
+// HorizontalPodAutoscaler or a KEDA ScaledObject, or the scale subresource of anything else
+// (whose Resource the permission check finds).
+func patchTarget(ref autoscalingv1alpha1.TargetReference) Delegated {
+	gvk := ref.GroupVersionKind()
+	switch ref.TargetKind() {
+	case autoscalingv1alpha1.TargetHPA:
+		return Delegated{Verb: "patch", Group: gvk.Group, Version: gvk.Version, Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
+	case autoscalingv1alpha1.TargetScaledObject:
+		return Delegated{Verb: "patch", Group: gvk.Group, Version: gvk.Version, Resource: "scaledobjects", Kind: "ScaledObject"}
+	default:
+		return Delegated{Verb: "patch", Group: gvk.Group, Version: gvk.Version, Subresource: "scale", Kind: gvk.Kind}
+	}
+}
 
 // DelegatedActions returns what admitting obj lets almanac do on its writer's behalf, and the
 // field whose content almanac acts on; nothing when there is nothing to check.
@@ -61,7 +115,10 @@ var (
 // The rule: a ScheduledJob or EventJob makes almanac create batch/v1 Jobs from
 // spec.jobTemplate; a ScheduledPodAutoscaler makes it create and patch an autoscaling
 // HorizontalPodAutoscaler from spec.horizontalPodAutoscalerSpec (its scaleTargetRef, bounds,
-// metrics and behavior). On create the writer must be allowed to do that. On update only when
+// metrics and behavior); an attached one (spec.targetRef) makes it patch the target: a
+// HorizontalPodAutoscaler (autoscaling horizontalpodautoscalers), a KEDA ScaledObject (keda.sh
+// scaledobjects), or the scale subresource of any other kind (its Resource left for the
+// permission check to find). On create the writer must be allowed to do that. On update only when
 // that field changed (anything in it, metadata of the Job template included, compared after
 // defaulting with apimachinery's semantic equality): labels, suspend, the schedule, the
 // trigger or the history limits never change what almanac creates, so users without those
@@ -83,6 +140,14 @@ func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
 		}
 		return jobTemplatePath, []Delegated{createJobs}
 	case *autoscalingv1alpha1.ScheduledPodAutoscaler:
+		if o.Attached() {
+			// The bounds (minReplicas, maxReplicas) are not checked: the writer may patch
+			// the target, and so set them directly.
+			if prev, ok := old.(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.TargetRef, o.Spec.TargetRef) {
+				return nil, nil
+			}
+			return targetRefPath, []Delegated{patchTarget(*o.Spec.TargetRef)}
+		}
 		if prev, ok := old.(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok && prev != nil &&
 			equality.Semantic.DeepEqual(prev.Spec.HorizontalPodAutoscalerSpec, o.Spec.HorizontalPodAutoscalerSpec) {
 			return nil, nil
@@ -106,7 +171,7 @@ func SubjectAccessReview(user authenticationv1.UserInfo, namespace string, d Del
 	return &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: namespace, Verb: d.Verb, Group: d.Group, Version: d.Version, Resource: d.Resource,
+			Namespace: namespace, Verb: d.Verb, Group: d.Group, Version: d.Version, Resource: d.Resource, Subresource: d.Subresource,
 		},
 	}}
 }
@@ -119,6 +184,8 @@ type ReviewFunc func(ctx context.Context, sar *authorizationv1.SubjectAccessRevi
 type permissionCheck struct {
 	review  ReviewFunc
 	timeout time.Duration
+	// mapper finds the resource of a workload's kind (the manager's RESTMapper).
+	mapper meta.RESTMapper
 }
 
 // Option changes what SetupWithManager sets up.
@@ -150,10 +217,14 @@ func newPermissionCheck(o setupOptions, c client.Client) *permissionCheck {
 	if !o.permissionCheck {
 		return nil
 	}
-	return &permissionCheck{
+	p := &permissionCheck{
 		review:  func(ctx context.Context, sar *authorizationv1.SubjectAccessReview) error { return c.Create(ctx, sar) },
 		timeout: PermissionCheckTimeout,
 	}
+	if c != nil {
+		p.mapper = c.RESTMapper()
+	}
+	return p
 }
 
 // check returns the refusal of req, or nil when its user may do what admitting it lets
@@ -177,6 +248,14 @@ func (p *permissionCheck) check(ctx context.Context, req admission.Request, r ap
 	if len(actions) == 0 {
 		return nil
 	}
+	for i := range actions {
+		if actions[i].Resource != "" {
+			continue
+		}
+		if refused := p.resolve(&actions[i], req.Name, r); refused != nil {
+			return refused
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	var missing []Delegated
@@ -189,7 +268,7 @@ func (p *permissionCheck) check(ctx context.Context, req admission.Request, r ap
 			return &apierrors.NewInternalError(fmt.Errorf(
 				"almanac could not check whether %s may %s %s in namespace %q (SubjectAccessReview: %w), so it refuses the %s: nothing was changed; "+
 					"try again, and if this persists, check the manager's logs and its permission to create subjectaccessreviews",
-				subjectText(req.UserInfo), d.Verb, pluralKind(d.Kind), req.Namespace, err, r.GroupVersionKind().Kind)).ErrStatus
+				subjectText(req.UserInfo), d.Verb, d.what(), req.Namespace, err, r.GroupVersionKind().Kind)).ErrStatus
 		}
 		if !sar.Status.Allowed || sar.Status.Denied {
 			missing = append(missing, d)
@@ -205,6 +284,30 @@ func (p *permissionCheck) check(ctx context.Context, req admission.Request, r ap
 	return &status
 }
 
+// resolve fills in the resource of d, a workload's scale subresource, from its kind with the
+// RESTMapper; a kind that the cluster does not serve refuses the request, since almanac
+// cannot check what it would patch.
+func (p *permissionCheck) resolve(d *Delegated, name string, r apiadmission.Rules) *metav1.Status {
+	gk := schema.GroupKind{Group: d.Group, Kind: d.Kind}
+	if p.mapper == nil {
+		return &apierrors.NewInternalError(fmt.Errorf("almanac has no RESTMapper to find the resource of kind %s", gk)).ErrStatus
+	}
+	mapping, err := p.mapper.RESTMapping(gk, d.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		gv := schema.GroupVersion{Group: d.Group, Version: d.Version}
+		status := apierrors.NewInvalid(r.GroupVersionKind().GroupKind(), name, field.ErrorList{field.Invalid(targetRefPath.Child("kind"), d.Kind, fmt.Sprintf(
+			"kind %s has no resource on this cluster (the API server serves no %s in %s), so almanac cannot tell what it would patch, nor check that you may: "+
+				"install the kind's CustomResourceDefinition first, or correct spec.targetRef.apiVersion and kind (kubectl api-resources lists what the cluster serves)",
+			d.Kind, d.Kind, gv))}).ErrStatus
+		return &status
+	case err != nil:
+		return &apierrors.NewInternalError(fmt.Errorf("almanac could not find the resource of kind %s %s: %w", gk, d.Version, err)).ErrStatus
+	}
+	d.Resource = mapping.Resource.Resource
+	return nil
+}
+
 // deniedMessage says which permission user lacks, why almanac needs it, and how to grant it.
 func deniedMessage(user authenticationv1.UserInfo, namespace, kind string, path *field.Path, missing []Delegated) string {
 	var verbs []string
@@ -213,17 +316,19 @@ func deniedMessage(user authenticationv1.UserInfo, namespace, kind string, path 
 	}
 	d := missing[0]
 	does := "creates this ScheduledJob's Jobs"
-	switch kind {
-	case "EventJob":
+	switch {
+	case kind == "EventJob":
 		does = "creates this EventJob's Jobs"
-	case "ScheduledPodAutoscaler":
+	case kind == "ScheduledPodAutoscaler" && path == targetRefPath:
+		does = "patches this ScheduledPodAutoscaler's target"
+	case kind == "ScheduledPodAutoscaler":
 		does = "creates and patches this ScheduledPodAutoscaler's HorizontalPodAutoscaler"
 	}
-	return fmt.Sprintf("%s may not %s %s (%s/%s %s) in namespace %q, and almanac %s on behalf of whoever writes %s, "+
-		"so it accepts it only from users who may do that themselves: grant %s on %s.%s in namespace %q, "+
+	return fmt.Sprintf("%s may not %s %s (%s) in namespace %q, and almanac %s on behalf of whoever writes %s, "+
+		"so it accepts it only from users who may do that themselves: grant %s on %s in namespace %q, "+
 		"e.g. bind the edit ClusterRole: kubectl create rolebinding %s --clusterrole=edit %s --namespace=%s",
-		subjectText(user), strings.Join(verbs, " or "), pluralKind(d.Kind), d.Group, d.Version, d.Resource, namespace,
-		does, path, quoteAll(verbs), d.Resource, d.Group, namespace,
+		subjectText(user), strings.Join(verbs, " or "), d.what(), d.resourceText(), namespace,
+		does, path, quoteAll(verbs), d.grantText(), namespace,
 		bindingName(user.Username), subjectFlag(user.Username), namespace)
 }
 

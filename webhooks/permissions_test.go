@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,16 +16,22 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // TestDelegatedActions is the rule for when the permission check runs: on create, and on
@@ -60,9 +67,21 @@ func TestDelegatedActions(t *testing.T) {
 		}
 		return o
 	}
+	attached := func(apiVersion, kind, name string, mutate func(*autoscalingv1alpha1.ScheduledPodAutoscaler)) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+		o := spa("web", "Max")
+		o.Spec.TargetRef = &autoscalingv1alpha1.TargetReference{APIVersion: apiVersion, Kind: kind, Name: name}
+		o.Spec.MinReplicas, o.Spec.MaxReplicas = ptr.To(int32(1)), ptr.To(int32(5))
+		if mutate != nil {
+			mutate(o)
+		}
+		return o
+	}
 	deleted := sjWith(func(o *batchv1alpha1.ScheduledJob) { o.DeletionTimestamp = &metav1.Time{Time: now} })
 	jobs := []Delegated{createJobs}
 	hpas := []Delegated{createHPAs, patchHPAs}
+	patchHPA := []Delegated{{Verb: "patch", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}}
+	patchScaledObject := []Delegated{{Verb: "patch", Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects", Kind: "ScaledObject"}}
+	patchDeploymentScale := []Delegated{{Verb: "patch", Group: "apps", Version: "v1", Subresource: "scale", Kind: "Deployment"}}
 	tests := []struct {
 		name      string
 		obj, old  client.Object
@@ -104,6 +123,24 @@ func TestDelegatedActions(t *testing.T) {
 		{name: "ScheduledPodAutoscaler: the target changed", obj: autoscaler(func(o *autoscalingv1alpha1.ScheduledPodAutoscaler) {
 			o.Spec.HorizontalPodAutoscalerSpec.ScaleTargetRef.Name = "other"
 		}), old: autoscaler(nil), wantField: "spec.horizontalPodAutoscalerSpec", want: hpas},
+		{name: "attached to a HorizontalPodAutoscaler", obj: attached("autoscaling/v2", "HorizontalPodAutoscaler", "web", nil), wantField: "spec.targetRef", want: patchHPA},
+		{name: "attached to a ScaledObject", obj: attached("keda.sh/v1alpha1", "ScaledObject", "web", nil), wantField: "spec.targetRef", want: patchScaledObject},
+		{name: "attached to a Deployment: its scale subresource, whose resource the check finds", obj: attached("apps/v1", "Deployment", "web", nil),
+			wantField: "spec.targetRef", want: patchDeploymentScale},
+		{name: "attached: a kind named like an autoscaler in another group is a workload", obj: attached("example.com/v1", "HorizontalPodAutoscaler", "web", nil),
+			wantField: "spec.targetRef", want: []Delegated{{Verb: "patch", Group: "example.com", Version: "v1", Subresource: "scale", Kind: "HorizontalPodAutoscaler"}}},
+		{name: "attached: the bounds, suspend and overlapPolicy changed", obj: attached("apps/v1", "Deployment", "web", func(o *autoscalingv1alpha1.ScheduledPodAutoscaler) {
+			o.Spec.MinReplicas, o.Spec.MaxReplicas, o.Spec.Suspend, o.Spec.OverlapPolicy = ptr.To(int32(0)), ptr.To(int32(500)), true, "Forbid"
+		}), old: attached("apps/v1", "Deployment", "web", nil)},
+		{name: "attached: the target's name changed", obj: attached("apps/v1", "Deployment", "db", nil), old: attached("apps/v1", "Deployment", "web", nil),
+			wantField: "spec.targetRef", want: patchDeploymentScale},
+		{name: "attached: the target's kind changed", obj: attached("autoscaling/v2", "HorizontalPodAutoscaler", "web", nil), old: attached("apps/v1", "Deployment", "web", nil),
+			wantField: "spec.targetRef", want: patchHPA},
+		{name: "attached: only the target's version changed", obj: attached("apps/v1beta2", "Deployment", "web", nil), old: attached("apps/v1", "Deployment", "web", nil),
+			wantField: "spec.targetRef", want: []Delegated{{Verb: "patch", Group: "apps", Version: "v1beta2", Subresource: "scale", Kind: "Deployment"}}},
+		{name: "attached, being deleted", obj: attached("apps/v1", "Deployment", "web", func(o *autoscalingv1alpha1.ScheduledPodAutoscaler) {
+			o.DeletionTimestamp = &metav1.Time{Time: now}
+		})},
 		{name: "Schedule created", obj: schedule("s", daily("09:00", "17:00", "UTC"))},
 	}
 	for _, tt := range tests {
@@ -142,6 +179,13 @@ func TestSubjectAccessReview(t *testing.T) {
 	if diff := cmp.Diff(want, SubjectAccessReview(user, "team-a", createJobs)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// A subresource is asked about as such.
+	scale := Delegated{Verb: "patch", Group: "apps", Version: "v1", Resource: "deployments", Subresource: "scale", Kind: "Deployment"}
+	if got := SubjectAccessReview(user, "team-a", scale).Spec.ResourceAttributes; *got != (authorizationv1.ResourceAttributes{
+		Namespace: "team-a", Verb: "patch", Group: "apps", Version: "v1", Resource: "deployments", Subresource: "scale",
+	}) {
+		t.Errorf("resource attributes %+v", got)
+	}
 	// No extra stays no extra.
 	if got := SubjectAccessReview(authenticationv1.UserInfo{Username: "alice"}, "ns", patchHPAs); got.Spec.Extra != nil || got.Spec.Groups != nil {
 		t.Errorf("extra %v, groups %v; want none", got.Spec.Extra, got.Spec.Groups)
@@ -153,7 +197,29 @@ const (
 		"spec":{"schedule":"@hourly","timeZone":"UTC","jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}],"restartPolicy":"Never"}}}}}}`
 	validAutoscaler = `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"ScheduledPodAutoscaler","metadata":{"name":"a","namespace":"ns"},
 		"spec":{"overlapPolicy":"Max","horizontalPodAutoscalerSpec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":5}}}`
+	// attachedAutoscaler is attached to Deployment "web", with minReplicas 1.
+	attachedAutoscaler = `{"apiVersion":"autoscaling.almanac.dev/v1alpha1","kind":"ScheduledPodAutoscaler","metadata":{"name":"a","namespace":"ns"},
+		"spec":{"overlapPolicy":"Max","targetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1}}`
 )
+
+// attachedTo is attachedAutoscaler attached to another object.
+func attachedTo(apiVersion, kind, name string) string {
+	return strings.Replace(attachedAutoscaler, `"targetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}`,
+		`"targetRef":{"apiVersion":"`+apiVersion+`","kind":"`+kind+`","name":"`+name+`"},"maxReplicas":10`, 1)
+}
+
+// testMapper knows the kinds of a cluster with KEDA, and no Argo Rollouts.
+func testMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range []schema.GroupVersionKind{
+		{Group: "apps", Version: "v1", Kind: "Deployment"}, {Group: "apps", Version: "v1", Kind: "StatefulSet"},
+		{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}, {Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
+		{Version: "v1", Kind: "ReplicationController"},
+	} {
+		m.Add(gvk, meta.RESTScopeNamespace)
+	}
+	return m
+}
 
 // reviewer answers SubjectAccessReviews from a table of "verb resource" → allowed, and records
 // what it was asked.
@@ -176,9 +242,17 @@ func (r *reviewer) review(ctx context.Context, sar *authorizationv1.SubjectAcces
 	if r.err != nil {
 		return r.err
 	}
-	a := sar.Spec.ResourceAttributes
-	sar.Status.Allowed = r.allowed[a.Verb+" "+a.Resource]
+	sar.Status.Allowed = r.allowed[askedText(sar.Spec)]
 	return nil
+}
+
+// askedText is "verb resource", or "verb resource/subresource".
+func askedText(s authorizationv1.SubjectAccessReviewSpec) string {
+	a := s.ResourceAttributes
+	if a.Subresource != "" {
+		return a.Verb + " " + a.Resource + "/" + a.Subresource
+	}
+	return a.Verb + " " + a.Resource
 }
 
 // TestPermissionCheck runs the validating webhook with the permission check: who is admitted,
@@ -250,6 +324,68 @@ func TestPermissionCheck(t *testing.T) {
 		reviewer:  &reviewer{allowed: map[string]bool{"create horizontalpodautoscalers": true, "patch horizontalpodautoscalers": true}},
 		wantAsked: []string{"create horizontalpodautoscalers", "patch horizontalpodautoscalers"},
 	}, {
+		name: "attached to a Deployment, from a user who may patch its scale subresource", rules: spaRules,
+		req:       withUser(request(admissionv1.Create, attachedAutoscaler, ""), alice),
+		reviewer:  &reviewer{allowed: map[string]bool{"patch deployments/scale": true}},
+		wantAsked: []string{"patch deployments/scale"},
+	}, {
+		name: "attached to a Deployment, from a user who may patch Deployments but not their scale subresource", rules: spaRules,
+		req:       withUser(request(admissionv1.Create, attachedAutoscaler, ""), alice),
+		reviewer:  &reviewer{allowed: map[string]bool{"patch deployments": true, "create horizontalpodautoscalers": true, "patch horizontalpodautoscalers": true}},
+		wantAsked: []string{"patch deployments/scale"},
+		want: &metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: `scheduledpodautoscalers.autoscaling.almanac.dev "a" is forbidden: spec.targetRef: ` + aliceDeniedScale,
+			Details: &metav1.StatusDetails{Name: "a", Group: "autoscaling.almanac.dev", Kind: "scheduledpodautoscalers", Causes: []metav1.StatusCause{{
+				Type: "FieldValueForbidden", Field: "spec.targetRef", Message: aliceDeniedScale,
+			}}},
+		},
+	}, {
+		name: "attached to a core-group workload", rules: spaRules,
+		req:         withUser(request(admissionv1.Create, attachedTo("v1", "ReplicationController", "legacy"), ""), alice),
+		reviewer:    &reviewer{},
+		wantAsked:   []string{"patch replicationcontrollers/scale"},
+		wantMessage: `may not patch the scale subresource of ReplicationControllers (v1 replicationcontrollers/scale) in namespace "ns"`,
+	}, {
+		name: "attached to a kind the cluster does not serve: refused without a review", rules: spaRules,
+		req:      withUser(request(admissionv1.Create, attachedTo("argoproj.io/v1alpha1", "Rollout", "web"), ""), alice),
+		reviewer: &reviewer{allowed: map[string]bool{"patch rollouts/scale": true}},
+		want: &metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: `ScheduledPodAutoscaler.autoscaling.almanac.dev "a" is invalid: spec.targetRef.kind: Invalid value: "Rollout": ` + rolloutUnknown,
+			Details: &metav1.StatusDetails{Name: "a", Group: "autoscaling.almanac.dev", Kind: "ScheduledPodAutoscaler", Causes: []metav1.StatusCause{{
+				Type: "FieldValueInvalid", Field: "spec.targetRef.kind", Message: `Invalid value: "Rollout": ` + rolloutUnknown,
+			}}},
+		},
+	}, {
+		name: "attached to a HorizontalPodAutoscaler, from a user who may patch it", rules: spaRules,
+		req:       withUser(request(admissionv1.Create, attachedTo("autoscaling/v2", "HorizontalPodAutoscaler", "web"), ""), alice),
+		reviewer:  &reviewer{allowed: map[string]bool{"patch horizontalpodautoscalers": true}},
+		wantAsked: []string{"patch horizontalpodautoscalers"},
+	}, {
+		name: "attached to a HorizontalPodAutoscaler, from a user who may create HorizontalPodAutoscalers but not patch them", rules: spaRules,
+		req:       withUser(request(admissionv1.Create, attachedTo("autoscaling/v2", "HorizontalPodAutoscaler", "web"), ""), alice),
+		reviewer:  &reviewer{allowed: map[string]bool{"create horizontalpodautoscalers": true, "patch deployments/scale": true}},
+		wantAsked: []string{"patch horizontalpodautoscalers"},
+		wantMessage: `spec.targetRef: user "alice" may not patch HorizontalPodAutoscalers (autoscaling/v2 horizontalpodautoscalers) in namespace "ns", ` +
+			`and almanac patches this ScheduledPodAutoscaler's target on behalf of whoever writes spec.targetRef`,
+	}, {
+		name: "attached to a ScaledObject, from a user who may not patch it", rules: spaRules,
+		req:         withUser(request(admissionv1.Create, attachedTo("keda.sh/v1alpha1", "ScaledObject", "worker"), ""), ci),
+		reviewer:    &reviewer{allowed: map[string]bool{"patch horizontalpodautoscalers": true}},
+		wantAsked:   []string{"patch scaledobjects"},
+		wantMessage: `ServiceAccount ci/deployer may not patch ScaledObjects (keda.sh/v1alpha1 scaledobjects) in namespace "ns"`,
+	}, {
+		name: "attached: an update of the bounds only", rules: spaRules,
+		req: withUser(request(admissionv1.Update, strings.Replace(attachedAutoscaler, `"minReplicas":1`, `"minReplicas":0,"suspend":true`, 1),
+			attachedAutoscaler), alice),
+		reviewer: &reviewer{},
+	}, {
+		name: "attached: an update that moves it to another target", rules: spaRules,
+		req:       withUser(request(admissionv1.Update, strings.Replace(attachedAutoscaler, `"name":"web"`, `"name":"db"`, 1), attachedAutoscaler), alice),
+		reviewer:  &reviewer{},
+		wantAsked: []string{"patch deployments/scale"}, wantMessage: `user "alice" may not patch the scale subresource of Deployments`,
+	}, {
 		name: "a review that fails", rules: sjRules, req: withUser(request(admissionv1.Create, validScheduledJob, ""), alice),
 		reviewer: &reviewer{err: errors.New("connection refused")}, wantAsked: []string{"create jobs"},
 		want: &metav1.Status{
@@ -271,7 +407,7 @@ func TestPermissionCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v := &validator{rules: tt.rules, clock: clocktesting.NewFakePassiveClock(now), objects: lookupOf()}
 			if !tt.off {
-				v.permissions = &permissionCheck{review: tt.reviewer.review, timeout: PermissionCheckTimeout}
+				v.permissions = &permissionCheck{review: tt.reviewer.review, timeout: PermissionCheckTimeout, mapper: testMapper()}
 				if tt.timeout != 0 {
 					v.permissions.timeout = tt.timeout
 				}
@@ -299,7 +435,7 @@ func TestPermissionCheck(t *testing.T) {
 			}
 			var asked []string
 			for _, s := range tt.reviewer.asked {
-				asked = append(asked, s.ResourceAttributes.Verb+" "+s.ResourceAttributes.Resource)
+				asked = append(asked, askedText(s))
 				if s.User != tt.req.UserInfo.Username || !cmp.Equal(s.Groups, tt.req.UserInfo.Groups) || s.ResourceAttributes.Namespace != "ns" {
 					t.Errorf("asked about %q %v in %q, want the request's user in its namespace", s.User, s.Groups, s.ResourceAttributes.Namespace)
 				}
@@ -310,6 +446,15 @@ func TestPermissionCheck(t *testing.T) {
 		})
 	}
 }
+
+const aliceDeniedScale = `user "alice" may not patch the scale subresource of Deployments (apps/v1 deployments/scale) in namespace "ns", ` +
+	`and almanac patches this ScheduledPodAutoscaler's target on behalf of whoever writes spec.targetRef, ` +
+	`so it accepts it only from users who may do that themselves: grant "patch" on deployments/scale in API group "apps" in namespace "ns", ` +
+	`e.g. bind the edit ClusterRole: kubectl create rolebinding alice-edit --clusterrole=edit --user=alice --namespace=ns`
+
+const rolloutUnknown = `kind Rollout has no resource on this cluster (the API server serves no Rollout in argoproj.io/v1alpha1), ` +
+	`so almanac cannot tell what it would patch, nor check that you may: install the kind's CustomResourceDefinition first, ` +
+	`or correct spec.targetRef.apiVersion and kind (kubectl api-resources lists what the cluster serves)`
 
 const aliceDenied = `user "alice" may not create Jobs (batch/v1 jobs) in namespace "ns", and almanac creates this ScheduledJob's Jobs on behalf of whoever writes spec.jobTemplate, ` +
 	`so it accepts it only from users who may do that themselves: grant "create" on jobs.batch in namespace "ns", ` +
@@ -342,4 +487,139 @@ func TestSetupOptions(t *testing.T) {
 	if newPermissionCheck(newSetupOptions([]Option{WithPermissionCheck(false)}), nil) != nil {
 		t.Error("WithPermissionCheck(false) leaves the check on")
 	}
+}
+
+// TestAttachedAgainstAPIServer runs what the webhooks ask the API server about an attached
+// autoscaler against a real kube-apiserver (envtest): the SubjectAccessReview of a scale
+// subresource under real RBAC, the manager's RESTMapper for a kind the cluster serves and one
+// it does not, and the lookups of CacheLookup (a target's metadata, the
+// HorizontalPodAutoscalers of a namespace, the autoscalers attached to a target by the cache
+// index).
+func TestAttachedAgainstAPIServer(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$(hack/envtest.sh) to run this test against kube-apiserver")
+	}
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := env.Client
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}))
+	// alice may patch Deployments' scale subresource; bob may patch Deployments, which is
+	// not their scale subresource.
+	for user, resource := range map[string]string{"alice": "deployments/scale", "bob": "deployments"} {
+		must(c.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: "ns"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{resource}, Verbs: []string{"patch"}}}}))
+		must(c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: "ns"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}}}))
+	}
+
+	t.Run("permission check", func(t *testing.T) {
+		spaRules := apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
+		v := &validator{rules: spaRules, clock: clocktesting.NewFakePassiveClock(now), objects: lookupOf(),
+			permissions: newPermissionCheck(newSetupOptions(nil), c)}
+		handle := func(user, obj string) admission.Response {
+			req := request(admissionv1.Create, obj, "")
+			req.UserInfo = authenticationv1.UserInfo{Username: user, Groups: []string{"system:authenticated"}}
+			return v.Handle(ctx, req)
+		}
+		if resp := handle("alice", attachedAutoscaler); !resp.Allowed {
+			t.Errorf("alice refused: %v", resp.Result)
+		}
+		if resp := handle("bob", attachedAutoscaler); resp.Allowed || !strings.Contains(resp.Result.Message,
+			`user "bob" may not patch the scale subresource of Deployments (apps/v1 deployments/scale) in namespace "ns"`) {
+			t.Errorf("bob: allowed %v, %v", resp.Allowed, resp.Result)
+		}
+		if resp := handle("alice", attachedTo("apps/v1", "StatefulSet", "db")); resp.Allowed || !strings.Contains(resp.Result.Message,
+			`user "alice" may not patch the scale subresource of StatefulSets (apps/v1 statefulsets/scale)`) {
+			t.Errorf("alice's StatefulSet: allowed %v, %v", resp.Allowed, resp.Result)
+		}
+		if resp := handle("alice", attachedTo("argoproj.io/v1alpha1", "Rollout", "web")); resp.Allowed || resp.Result.Reason != metav1.StatusReasonInvalid ||
+			!strings.Contains(resp.Result.Message, rolloutUnknown) {
+			t.Errorf("an unserved kind: allowed %v, %v", resp.Allowed, resp.Result)
+		}
+	})
+
+	t.Run("lookups", func(t *testing.T) {
+		informers, err := cache.New(env.Config, cache.Options{Scheme: c.Scheme()})
+		must(err)
+		for _, ix := range index.All() {
+			values := ix.Values
+			must(informers.IndexField(ctx, ix.Object, ix.Field, func(o client.Object) []string { return values(o) }))
+		}
+		go func() { _ = informers.Start(ctx) }()
+		if !informers.WaitForCacheSync(ctx) {
+			t.Fatal("the cache did not sync")
+		}
+		cached, err := client.New(env.Config, client.Options{Scheme: c.Scheme(), Cache: &client.CacheOptions{Reader: informers}})
+		must(err)
+		l := &CacheLookup{Reader: cached, APIReader: c}
+
+		must(c.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web-cpu", Namespace: "ns"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 5,
+			}}))
+		hpaV2 := schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}
+		for _, tt := range []struct {
+			gvk  schema.GroupVersionKind
+			name string
+			want bool
+		}{
+			{hpaV2, "web-cpu", true},
+			{hpaV2, "missing", false},
+			{schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}, "web-cpu", true},
+			// KEDA is not installed here: its ScaledObjects do not exist.
+			{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}, "worker", false},
+			// A workload is not looked up: the manager may not read it.
+			{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "missing", true},
+		} {
+			if got, err := l.Exists(ctx, tt.gvk, "ns", tt.name); err != nil || got != tt.want {
+				t.Errorf("Exists(%s, %s) = %v, %v; want %v", tt.gvk, tt.name, got, err, tt.want)
+			}
+		}
+		// A reader that may not read HorizontalPodAutoscalers takes the target to exist.
+		carolCfg, err := env.AddUser("carol")
+		must(err)
+		carol, err := client.New(carolCfg, client.Options{Scheme: c.Scheme()})
+		must(err)
+		if got, err := (&CacheLookup{Reader: cached, APIReader: carol}).Exists(ctx, hpaV2, "ns", "missing"); err != nil || !got {
+			t.Errorf("Exists without permission = %v, %v; want true", got, err)
+		}
+
+		hpas, err := l.HorizontalPodAutoscalers(ctx, "ns")
+		must(err)
+		if len(hpas) != 1 || hpas[0].Name != "web-cpu" || hpas[0].Spec.ScaleTargetRef.Name != "web" {
+			t.Errorf("HorizontalPodAutoscalers = %v", hpas)
+		}
+
+		mine := &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "ns"}, Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			TargetRef:   &autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(0)), OverlapPolicy: "Max",
+		}}
+		must(c.Create(ctx, mine))
+		var attached []autoscalingv1alpha1.ScheduledPodAutoscaler
+		for range 100 {
+			if attached, err = l.AttachedAutoscalers(ctx, "ns", "apps", "Deployment", "web"); err != nil || len(attached) > 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		must(err)
+		if len(attached) != 1 || attached[0].Name != "mine" {
+			t.Errorf("AttachedAutoscalers = %v", attached)
+		}
+		if other, err := l.AttachedAutoscalers(ctx, "ns", "apps", "StatefulSet", "web"); err != nil || len(other) > 0 {
+			t.Errorf("AttachedAutoscalers of another kind = %v, %v", other, err)
+		}
+	})
 }

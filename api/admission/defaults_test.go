@@ -212,6 +212,27 @@ func TestDefaultScheduledPodAutoscaler(t *testing.T) {
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"},
 			MinReplicas:    ptr.To(int32(2)), MaxReplicas: 5, Metrics: cpu80,
 		}},
+	}, {
+		name: "attached: only overlapPolicy is filled in; targetRef and the bounds are kept as written",
+		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			TargetRef:   &autoscalingv1alpha1.TargetReference{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "worker"},
+			MinReplicas: ptr.To(int32(0)), MaxReplicas: ptr.To(int32(20)),
+		},
+		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			OverlapPolicy: "Max",
+			TargetRef:     &autoscalingv1alpha1.TargetReference{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "worker"},
+			MinReplicas:   ptr.To(int32(0)), MaxReplicas: ptr.To(int32(20)),
+		},
+	}, {
+		name: "attached to a workload without maxReplicas: none is made up",
+		in: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid",
+			TargetRef:   &autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(2)),
+		},
+		want: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{OverlapPolicy: "Forbid",
+			TargetRef:   &autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas: ptr.To(int32(2)),
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -34,6 +35,15 @@ type Lookup interface {
 	// EventJobFollowers returns the EventJobs in namespace that trigger on the named EventJob.
 	EventJobFollowers(ctx context.Context, namespace, name string) ([]*batchv1alpha1.EventJob, error)
 	// Exists reports whether an object of the given kind exists: the trigger of an EventJob
-	// (a Job, CronJob, ScheduledJob or EventJob).
+	// (a Job, CronJob, ScheduledJob or EventJob), or the target of an attached
+	// ScheduledPodAutoscaler that is a HorizontalPodAutoscaler or a KEDA ScaledObject (of any
+	// version of their groups). For a kind it cannot look up, it reports true.
 	Exists(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (bool, error)
+	// AttachedAutoscalers returns the ScheduledPodAutoscalers in namespace whose spec.targetRef
+	// or status.target is the object of group, kind and name (the index
+	// autoscalingv1alpha1.TargetField): shallow copies, whose fields point into the cache.
+	AttachedAutoscalers(ctx context.Context, namespace, group, kind, name string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error)
+	// HorizontalPodAutoscalers returns the HorizontalPodAutoscalers in namespace, of which
+	// validation reads the name and spec.scaleTargetRef.
+	HorizontalPodAutoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error)
 }

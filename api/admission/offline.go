@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,7 +101,8 @@ type Replaced struct {
 // PermissionsNotChecked is what `almanac validate` reports, once, when its input holds an
 // object that the permission check covers: offline there is no user to ask about.
 const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
-	"from a user who may not create Jobs in its namespace, and a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there " +
+	"from a user who may not create Jobs in its namespace, a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, " +
+	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource) " +
 	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
 
 // checksPermissions reports whether the webhook's permission check (webhooks/permissions.go,
@@ -188,6 +190,7 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 		}
 		gvk := obj.GroupVersionKind()
 		lookup.exists[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+		lookup.addHPA(obj)
 		if !isAlmanacGroup(gvk.Group) {
 			report.Skipped = append(report.Skipped, doc)
 			report.Summary.Skipped++
@@ -383,10 +386,28 @@ type inputLookup struct {
 	// rejected has the almanac objects that the validating rules rejected so far: on the API
 	// server they do not exist for the objects after them.
 	rejected map[inputKey]bool
+	// hpas has the HorizontalPodAutoscalers of the input (of any version), by key.
+	hpas map[inputKey]*autoscalingv2.HorizontalPodAutoscaler
 }
 
 func newInputLookup() *inputLookup {
-	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]Object{}, admitted: map[inputKey]Object{}, rejected: map[inputKey]bool{}}
+	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]Object{}, admitted: map[inputKey]Object{}, rejected: map[inputKey]bool{},
+		hpas: map[inputKey]*autoscalingv2.HorizontalPodAutoscaler{}}
+}
+
+var hpaGroupKind = schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
+
+// addHPA keeps obj's name and spec.scaleTargetRef when it is a HorizontalPodAutoscaler (every
+// version has that field, in the same form).
+func (l *inputLookup) addHPA(obj *unstructured.Unstructured) {
+	if obj.GroupVersionKind().GroupKind() != hpaGroupKind {
+		return
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	hpa.Name, hpa.Namespace = obj.GetName(), obj.GetNamespace()
+	ref, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "scaleTargetRef")
+	hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: ref["apiVersion"], Kind: ref["kind"], Name: ref["name"]}
+	l.hpas[objectKey(hpaGroupKind, hpa.Namespace, hpa.Name)] = hpa
 }
 
 func (l *inputLookup) admit(obj Object) {
@@ -466,6 +487,28 @@ func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, nam
 		return l.admitted[key] != nil || (l.all[key] != nil && !l.rejected[key]), nil
 	}
 	return l.exists[key], nil
+}
+
+func (l *inputLookup) AttachedAutoscalers(_ context.Context, namespace, group, kind, name string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error) {
+	want := autoscalingv1alpha1.TargetIndexValue(group, kind, name)
+	var out []autoscalingv1alpha1.ScheduledPodAutoscaler
+	for key, obj := range l.admitted {
+		if spa, ok := obj.(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok && key.namespace == namespace &&
+			slices.Contains(autoscalingv1alpha1.ScheduledPodAutoscalerTarget(spa), want) {
+			out = append(out, *spa)
+		}
+	}
+	return out, nil
+}
+
+func (l *inputLookup) HorizontalPodAutoscalers(_ context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	var out []autoscalingv2.HorizontalPodAutoscaler
+	for key, hpa := range l.hpas {
+		if key.namespace == namespace {
+			out = append(out, *hpa)
+		}
+	}
+	return out, nil
 }
 
 func setResourceVersion(obj map[string]any, rv string) {

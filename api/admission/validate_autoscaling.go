@@ -11,6 +11,8 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -38,15 +40,24 @@ const maxOverlapReports = 3
 // It warns about wall-clock times in a DST gap or repeat, legacy zone names and a missing
 // autoscaler. old is nil on create.
 //
+// It refuses minReplicas 0 for an autoscaler whose target cannot scale to zero (a generated
+// HorizontalPodAutoscaler, or one attached to), and warns about it when the autoscaler does
+// not exist.
+//
 // Ratcheting: on update, when none of the fields that define the windows (type, times, days,
 // schedule, duration, timeZone, scaleTargetRef) changed, every problem is a warning, so that
-// labels, finalizers, suspend and replicas of an aged Schedule can always be changed.
+// labels, finalizers, suspend and replicas of an aged Schedule can always be changed. The one
+// exception is minReplicas 0, a problem of minReplicas itself: it is refused whenever
+// minReplicas or scaleTargetRef changed, and a warning otherwise.
 func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule, env Env) (field.ErrorList, []string, error) {
 	if !scaling.InEffect(s) { // being deleted, it changes nothing
 		return nil, nil, nil
 	}
 	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
 	v := &verdict{ratchet: ratchet}
+	if err := checkZeroReplicas(ctx, v, s, old, env); err != nil {
+		return nil, nil, err
+	}
 
 	window, ferrs := s.Spec.Timing().Compile()
 	for _, fe := range ferrs {
@@ -181,8 +192,9 @@ func lengthText(d time.Duration) string {
 }
 
 // ValidateScheduledPodAutoscaler checks the baseline HorizontalPodAutoscaler spec for what
-// the autoscaling/v2 API would refuse when almanac writes the HorizontalPodAutoscaler, and
-// warns when it switches to overlapPolicy Forbid while its Schedules already overlap.
+// the autoscaling/v2 API would refuse when almanac writes the HorizontalPodAutoscaler, or,
+// for an attached autoscaler, its spec.targetRef and baseline (validateTarget); and warns
+// when it switches to overlapPolicy Forbid while its Schedules already overlap.
 func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1alpha1.ScheduledPodAutoscaler, env Env) (field.ErrorList, []string, error) {
 	if spa.DeletionTimestamp != nil {
 		return nil, nil, nil
@@ -191,10 +203,205 @@ func ValidateScheduledPodAutoscaler(ctx context.Context, spa, old *autoscalingv1
 	if hpa := spa.Spec.HorizontalPodAutoscalerSpec; hpa != nil {
 		validateHPASpec(v, hpa)
 	}
+	if spa.Attached() {
+		if err := validateTarget(ctx, v, spa, old, env); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := validateOverlapPolicyChange(ctx, v, spa, old, env); err != nil {
 		return nil, nil, err
 	}
 	return v.result()
+}
+
+// scaleToZeroText says where a minReplicas of 0 works, for messages.
+const scaleToZeroText = "0 works only where the target can scale to zero: a KEDA ScaledObject, or a workload without an autoscaler, attached through its scale subresource"
+
+// hpaMinText says why a HorizontalPodAutoscaler's minReplicas cannot be 0, for messages.
+const hpaMinText = "a HorizontalPodAutoscaler's minReplicas must be at least 1 (0 needs the alpha feature gate HPAScaleToZero, which almanac does not rely on)"
+
+// validateTarget checks an attached autoscaler: that spec.targetRef.apiVersion is a group
+// and version, that the baseline fits the kind of target (no minReplicas 0 for a
+// HorizontalPodAutoscaler; a warning that a scale subresource has no maximum), and that no
+// other ScheduledPodAutoscaler changes the same object (refused when targetRef is new or
+// changed, a warning otherwise, since both were admitted). With env.Objects it warns when a
+// HorizontalPodAutoscaler or ScaledObject target does not exist (other kinds are not looked
+// up: the webhook may not read them), and when a workload target is scaled by a
+// HorizontalPodAutoscaler too.
+func validateTarget(ctx context.Context, v *verdict, spa, old *autoscalingv1alpha1.ScheduledPodAutoscaler, env Env) error {
+	ref := *spa.Spec.TargetRef
+	refPath := specPath.Child("targetRef")
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	switch {
+	case err != nil || gv.Version == "" || strings.HasPrefix(ref.APIVersion, "/"):
+		v.fail(field.Invalid(refPath.Child("apiVersion"), ref.APIVersion,
+			`must be group/version, e.g. "autoscaling/v2", "keda.sh/v1alpha1" or "apps/v1" (only the core group is written as the version alone: "v1")`))
+		return nil
+	case gv.Group == "" && gv.Version != "v1":
+		v.fail(field.Invalid(refPath.Child("apiVersion"), ref.APIVersion, fmt.Sprintf(
+			`a version alone names the core group, whose only version is v1: write group/version, e.g. "apps/v1" or "%s/v1"`, gv.Version)))
+		return nil
+	case len(validation.IsDNS1123Subdomain(gv.Group)) > 0 && gv.Group != "":
+		v.fail(field.Invalid(refPath.Child("apiVersion"), ref.APIVersion, fmt.Sprintf(
+			`the group %q is not a lower-case DNS subdomain, as API groups are: e.g. "autoscaling/v2", "keda.sh/v1alpha1" or "apps/v1"`, gv.Group)))
+		return nil
+	case len(validation.IsDNS1035Label(gv.Version)) > 0:
+		v.fail(field.Invalid(refPath.Child("apiVersion"), ref.APIVersion, fmt.Sprintf(
+			`the version %q is not a lower-case DNS label, as API versions are: e.g. "v1", "v2" or "v1alpha1"`, gv.Version)))
+		return nil
+	case isAlmanacGroup(gv.Group):
+		v.fail(field.Invalid(refPath.Child("kind"), ref.Kind, fmt.Sprintf(
+			"almanac's own kinds (group %s) have no scale subresource: attach to a HorizontalPodAutoscaler, a KEDA ScaledObject or a workload such as a Deployment",
+			gv.Group)))
+		return nil
+	}
+	kind := ref.TargetKind()
+	minReplicas := spa.Spec.MinReplicas
+	switch kind {
+	case autoscalingv1alpha1.TargetHPA:
+		if minReplicas != nil && *minReplicas == 0 {
+			v.fail(field.Invalid(specPath.Child("minReplicas"), *minReplicas, hpaMinText+
+				": set minReplicas to 1, or, to scale to zero, attach to the workload itself (a Deployment or StatefulSet that no HorizontalPodAutoscaler scales) or to a KEDA ScaledObject"))
+		}
+	case autoscalingv1alpha1.TargetScale:
+		if spa.Spec.MaxReplicas != nil {
+			v.warn(fmt.Sprintf("spec.maxReplicas: almanac sets the replicas of %s %q through its scale subresource, which has no maximum: nothing enforces maxReplicas %d on it, and almanac does not use it "+
+				"(the replicas are the largest minReplicas of the open Schedules, or the baseline's); remove maxReplicas", ref.Kind, ref.Name, *spa.Spec.MaxReplicas))
+		}
+	case autoscalingv1alpha1.TargetScaledObject: // 0 is fine: KEDA scales to zero
+	}
+	if env.Objects == nil {
+		return nil
+	}
+	if err := checkSharedTarget(ctx, v, spa, old, env); err != nil {
+		return err
+	}
+	if kind == autoscalingv1alpha1.TargetHPA || kind == autoscalingv1alpha1.TargetScaledObject {
+		exists, err := env.Objects.Exists(ctx, gv.WithKind(ref.Kind), spa.Namespace, ref.Name)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			v.warn(fmt.Sprintf("spec.targetRef.name: %s %q (%s) does not exist in namespace %q: this ScheduledPodAutoscaler changes nothing until it exists",
+				ref.Kind, ref.Name, ref.APIVersion, spa.Namespace))
+		}
+		return nil
+	}
+	hpas, err := env.Objects.HorizontalPodAutoscalers(ctx, spa.Namespace)
+	if err != nil {
+		return err
+	}
+	var scaling []string
+	for i := range hpas {
+		t := hpas[i].Spec.ScaleTargetRef
+		tgv, _ := schema.ParseGroupVersion(t.APIVersion)
+		if t.Kind == ref.Kind && t.Name == ref.Name && tgv.Group == gv.Group {
+			scaling = append(scaling, hpas[i].Name)
+		}
+	}
+	slices.Sort(scaling)
+	if len(scaling) > 0 {
+		v.warn(fmt.Sprintf("spec.targetRef: HorizontalPodAutoscaler %q scales %s %q too, and would undo the replicas that almanac sets (and almanac its): "+
+			"attach to the HorizontalPodAutoscaler instead (targetRef apiVersion autoscaling/v2, kind HorizontalPodAutoscaler, name %s), so that Schedules move its bounds",
+			scaling[0], ref.Kind, ref.Name, scaling[0]))
+	}
+	return nil
+}
+
+// sameTarget reports whether two target references name the same object, whatever the
+// version.
+func sameTarget(a, b *autoscalingv1alpha1.TargetReference) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ga, gb := a.GroupVersionKind(), b.GroupVersionKind()
+	return ga.GroupKind() == gb.GroupKind() && a.Name == b.Name
+}
+
+// checkSharedTarget refuses an autoscaler attached to an object that another one already
+// changes: another ScheduledPodAutoscaler attached to it, or, for a HorizontalPodAutoscaler,
+// the autoscaler that generates it. Two would overwrite each other's bounds. It is refused
+// when spec.targetRef is new or changed; otherwise both were admitted (at the same moment),
+// and it is a warning, so that the autoscaler can still be edited or moved away.
+func checkSharedTarget(ctx context.Context, v *verdict, spa, old *autoscalingv1alpha1.ScheduledPodAutoscaler, env Env) error {
+	ref := spa.Spec.TargetRef
+	gvk := ref.GroupVersionKind()
+	namePath := specPath.Child("targetRef", "name")
+	changed := old == nil || !sameTarget(old.Spec.TargetRef, ref)
+	report := func(detail string) {
+		if changed {
+			v.fail(field.Forbidden(namePath, detail))
+			return
+		}
+		v.warn(namePath.String() + ": " + detail)
+	}
+	if ref.TargetKind() == autoscalingv1alpha1.TargetHPA {
+		owner, err := env.Objects.ScheduledPodAutoscaler(ctx, spa.Namespace, ref.Name)
+		if err != nil {
+			return err
+		}
+		if owner != nil && owner.Name != spa.Name && owner.DeletionTimestamp == nil && owner.Spec.HorizontalPodAutoscalerSpec != nil {
+			report(fmt.Sprintf("HorizontalPodAutoscaler %q is generated by ScheduledPodAutoscaler %q, which sets its minReplicas and maxReplicas: "+
+				"two autoscalers would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name %q instead",
+				ref.Name, owner.Name, owner.Name))
+			return nil
+		}
+	}
+	attached, err := env.Objects.AttachedAutoscalers(ctx, spa.Namespace, gvk.Group, gvk.Kind, ref.Name)
+	if err != nil {
+		return err
+	}
+	var others []string
+	for i := range attached {
+		o := &attached[i]
+		if o.Name != spa.Name && o.DeletionTimestamp == nil && sameTarget(o.Spec.TargetRef, ref) {
+			others = append(others, o.Name)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	slices.Sort(others)
+	report(fmt.Sprintf("ScheduledPodAutoscaler %q is already attached to %s %q: two autoscalers on one target would overwrite each other's bounds; "+
+		"give your Schedules spec.scaleTargetRef.name %q instead, or delete that autoscaler first", others[0], ref.Kind, ref.Name, others[0]))
+	return nil
+}
+
+// checkZeroReplicas refuses a Schedule's minReplicas 0 when its autoscaler's target cannot
+// scale to zero: a generated HorizontalPodAutoscaler or one attached to. When the autoscaler
+// does not exist it warns. The refusal is kept when ratcheting if minReplicas or
+// scaleTargetRef changed: it is a problem of those fields, not of the windows.
+func checkZeroReplicas(ctx context.Context, v *verdict, s, old *autoscalingv1alpha1.Schedule, env Env) error {
+	if s.Spec.MinReplicas == nil || *s.Spec.MinReplicas != 0 || env.Objects == nil {
+		return nil
+	}
+	target := s.Spec.ScaleTargetRef.Name
+	spa, err := env.Objects.ScheduledPodAutoscaler(ctx, s.Namespace, target)
+	if err != nil {
+		return err
+	}
+	if spa == nil {
+		v.warn(fmt.Sprintf("spec.minReplicas: ScheduledPodAutoscaler %q does not exist, so almanac cannot tell whether 0 applies: %s; "+
+			"if the autoscaler generates a HorizontalPodAutoscaler or attaches to one, 0 cannot apply (%s)", target, scaleToZeroText, hpaMinText))
+		return nil
+	}
+	var why string
+	switch {
+	case spa.Spec.HorizontalPodAutoscalerSpec != nil:
+		why = fmt.Sprintf("ScheduledPodAutoscaler %q generates a HorizontalPodAutoscaler, and %s", target, hpaMinText)
+	case spa.Attached() && spa.Spec.TargetRef.TargetKind() == autoscalingv1alpha1.TargetHPA:
+		why = fmt.Sprintf("ScheduledPodAutoscaler %q is attached to HorizontalPodAutoscaler %q, and %s", target, spa.Spec.TargetRef.Name, hpaMinText)
+	default:
+		return nil
+	}
+	err0 := field.Invalid(specPath.Child("minReplicas"), int32(0), why+": set minReplicas to 1 or more; "+scaleToZeroText)
+	changed := old == nil || old.Spec.MinReplicas == nil || *old.Spec.MinReplicas != 0 || old.Spec.ScaleTargetRef.Name != target
+	if changed {
+		v.refuse(err0)
+		return nil
+	}
+	v.warn(err0.Error() + " (admitted because this field did not change)")
+	return nil
 }
 
 // validateHPASpec checks the spec of a generated HorizontalPodAutoscaler for what the
@@ -454,12 +661,17 @@ func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Sche
 // verdict collects the errors and warnings of one object. With ratchet set, errors passed to
 // failOrWarn become their warning instead.
 type verdict struct {
-	errs     field.ErrorList
+	errs field.ErrorList
+	// refused are errors of fields that changed: ratcheting keeps them.
+	refused  field.ErrorList
 	warnings []string
 	ratchet  bool
 }
 
 func (v *verdict) fail(err *field.Error) { v.errs = append(v.errs, err) }
+
+// refuse records err whether or not the verdict ratchets: the field it is about changed.
+func (v *verdict) refuse(err *field.Error) { v.refused = append(v.refused, err) }
 
 func (v *verdict) warn(w string) {
 	if !slices.Contains(v.warnings, w) {
@@ -484,7 +696,7 @@ func (v *verdict) result() (field.ErrorList, []string, error) {
 		for _, e := range v.errs {
 			v.warn(e.Error() + " (admitted because this field did not change)")
 		}
-		return nil, v.warnings, nil
+		return v.refused, v.warnings, nil
 	}
-	return v.errs, v.warnings, nil
+	return append(v.refused, v.errs...), v.warnings, nil
 }

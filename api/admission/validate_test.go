@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -31,6 +32,16 @@ func lookupOf(objs ...Object) *inputLookup {
 	for _, obj := range objs {
 		obj.SetNamespace("ns")
 		gvk := allRulesKind(obj)
+		switch o := obj.(type) {
+		case *unstructured.Unstructured: // another kind, as `almanac validate` reads it
+			l.exists[objectKey(o.GroupVersionKind().GroupKind(), "ns", o.GetName())] = true
+			l.addHPA(o)
+			continue
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			l.exists[objectKey(hpaGroupKind, "ns", o.Name)] = true
+			l.hpas[objectKey(hpaGroupKind, "ns", o.Name)] = o
+			continue
+		}
 		if gvk.Empty() {
 			// Not almanac's: it only exists.
 			kind := map[string]string{"*v1.Job": "Job", "*v1.CronJob": "CronJob"}[typeName(obj)]
@@ -740,6 +751,344 @@ func TestValidateScheduledPodAutoscaler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			errs, warnings, err := ValidateScheduledPodAutoscaler(context.Background(), tt.obj, tt.old, Env{Now: now, Objects: lookupOf(tt.objects...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, toResult(errs, warnings)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// attachedSPA is an autoscaler in namespace "ns" attached to the object of apiVersion, kind
+// and name, with the baseline minReplicas and maxReplicas (0: omitted).
+func attachedSPA(name, apiVersion, kind, target string, minReplicas, maxReplicas int32) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	s := &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	s.Spec.OverlapPolicy = "Max"
+	s.Spec.TargetRef = &autoscalingv1alpha1.TargetReference{APIVersion: apiVersion, Kind: kind, Name: target}
+	s.Spec.MinReplicas = ptr.To(minReplicas)
+	if maxReplicas > 0 {
+		s.Spec.MaxReplicas = ptr.To(maxReplicas)
+	}
+	return s
+}
+
+// generatedSPA is an autoscaler in namespace "ns" that generates a HorizontalPodAutoscaler
+// (named after it) for Deployment "web".
+func generatedSPA(name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	s := &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	s.Spec.HorizontalPodAutoscalerSpec = &autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 5,
+	}
+	DefaultScheduledPodAutoscaler(s)
+	return s
+}
+
+// object is an object of another kind, as `almanac validate` reads it from a file.
+func object(apiVersion, kind, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetName(name)
+	return u
+}
+
+// hpaFor is a HorizontalPodAutoscaler that scales the object of apiVersion, kind and target.
+func hpaFor(name, apiVersion, kind, target string) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: apiVersion, Kind: kind, Name: target}, MaxReplicas: 5,
+	}}
+}
+
+// TestValidateAttachedAutoscaler: an autoscaler attached to an object that exists
+// (spec.targetRef), each rule with an ordinary case and what a careless or hostile writer
+// sends.
+func TestValidateAttachedAutoscaler(t *testing.T) {
+	const (
+		hpaV2 = "autoscaling/v2"
+		keda  = "keda.sh/v1alpha1"
+		apps  = "apps/v1"
+	)
+	withName := func(s *autoscalingv1alpha1.ScheduledPodAutoscaler, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+		s.Name = name
+		return s
+	}
+	deleting := func(s *autoscalingv1alpha1.ScheduledPodAutoscaler) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+		s.DeletionTimestamp = &metav1.Time{Time: now}
+		return s
+	}
+	badVersion := func(apiVersion string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+		return attachedSPA("web", apiVersion, "HorizontalPodAutoscaler", "web", 1, 5)
+	}
+	const versionHelp = `must be group/version, e.g. "autoscaling/v2", "keda.sh/v1alpha1" or "apps/v1" (only the core group is written as the version alone: "v1")`
+	tests := []struct {
+		name    string
+		obj     *autoscalingv1alpha1.ScheduledPodAutoscaler
+		old     *autoscalingv1alpha1.ScheduledPodAutoscaler
+		objects []Object
+		want    result
+	}{{
+		name:    "a HorizontalPodAutoscaler",
+		obj:     attachedSPA("web", hpaV2, "HorizontalPodAutoscaler", "web", 2, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web")},
+	}, {
+		name:    "a HorizontalPodAutoscaler of another version of its group",
+		obj:     attachedSPA("web", "autoscaling/v1", "HorizontalPodAutoscaler", "web", 2, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web")},
+	}, {
+		name:    "a HorizontalPodAutoscaler with minReplicas 0",
+		obj:     attachedSPA("web", hpaV2, "HorizontalPodAutoscaler", "web", 0, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web")},
+		want: result{Errors: []string{`spec.minReplicas: Invalid value: 0: a HorizontalPodAutoscaler's minReplicas must be at least 1 ` +
+			`(0 needs the alpha feature gate HPAScaleToZero, which almanac does not rely on): set minReplicas to 1, or, to scale to zero, ` +
+			`attach to the workload itself (a Deployment or StatefulSet that no HorizontalPodAutoscaler scales) or to a KEDA ScaledObject`}},
+	}, {
+		name: "a HorizontalPodAutoscaler that does not exist",
+		obj:  attachedSPA("web", hpaV2, "HorizontalPodAutoscaler", "web", 1, 10),
+		// Another kind of the same name does not count.
+		objects: []Object{object(apps, "Deployment", "web")},
+		want: result{Warnings: []string{`spec.targetRef.name: HorizontalPodAutoscaler "web" (autoscaling/v2) does not exist in namespace "ns": ` +
+			`this ScheduledPodAutoscaler changes nothing until it exists`}},
+	}, {
+		name:    "a ScaledObject with minReplicas 0",
+		obj:     attachedSPA("worker", keda, "ScaledObject", "worker", 0, 20),
+		objects: []Object{object(keda, "ScaledObject", "worker")},
+	}, {
+		name: "a ScaledObject that does not exist",
+		obj:  attachedSPA("worker", keda, "ScaledObject", "worker", 0, 20),
+		want: result{Warnings: []string{`spec.targetRef.name: ScaledObject "worker" (keda.sh/v1alpha1) does not exist in namespace "ns": ` +
+			`this ScheduledPodAutoscaler changes nothing until it exists`}},
+	}, {
+		name: "a Deployment with minReplicas 0 and no maxReplicas: its existence is not looked up",
+		obj:  attachedSPA("web", apps, "Deployment", "web", 0, 0),
+	}, {
+		name:    "a Deployment with maxReplicas",
+		obj:     attachedSPA("web", apps, "Deployment", "web", 1, 8),
+		objects: []Object{object(apps, "Deployment", "web")},
+		want: result{Warnings: []string{`spec.maxReplicas: almanac sets the replicas of Deployment "web" through its scale subresource, which has no maximum: ` +
+			`nothing enforces maxReplicas 8 on it, and almanac does not use it (the replicas are the largest minReplicas of the open Schedules, or the baseline's); remove maxReplicas`}},
+	}, {
+		name: "a Deployment that a HorizontalPodAutoscaler scales too",
+		obj:  attachedSPA("web", apps, "Deployment", "web", 2, 0),
+		objects: []Object{object(apps, "Deployment", "web"), hpaFor("web-cpu", "apps/v1", "Deployment", "web"),
+			// Not the same workload: another group, another name.
+			hpaFor("rollout", "argoproj.io/v1alpha1", "Rollout", "web"), hpaFor("api", "apps/v1", "Deployment", "api")},
+		want: result{Warnings: []string{`spec.targetRef: HorizontalPodAutoscaler "web-cpu" scales Deployment "web" too, and would undo the replicas that almanac sets (and almanac its): ` +
+			`attach to the HorizontalPodAutoscaler instead (targetRef apiVersion autoscaling/v2, kind HorizontalPodAutoscaler, name web-cpu), so that Schedules move its bounds`}},
+	}, {
+		name: "a Deployment that a HorizontalPodAutoscaler read by `almanac validate` scales, written with another version",
+		obj:  attachedSPA("web", apps, "Deployment", "web", 2, 0),
+		objects: []Object{func() Object {
+			u := object("autoscaling/v1", "HorizontalPodAutoscaler", "legacy")
+			_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"apiVersion": "apps/v1beta2", "kind": "Deployment", "name": "web"}, "spec", "scaleTargetRef")
+			return u
+		}()},
+		want: result{Warnings: []string{`spec.targetRef: HorizontalPodAutoscaler "legacy" scales Deployment "web" too, and would undo the replicas that almanac sets (and almanac its): ` +
+			`attach to the HorizontalPodAutoscaler instead (targetRef apiVersion autoscaling/v2, kind HorizontalPodAutoscaler, name legacy), so that Schedules move its bounds`}},
+	}, {
+		name: "apiVersion with too many slashes",
+		obj:  badVersion("not a version/x/y"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "not a version/x/y": ` + versionHelp}},
+	}, {
+		name: "apiVersion without a version",
+		obj:  badVersion("autoscaling/"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "autoscaling/": ` + versionHelp}},
+	}, {
+		name: "apiVersion with an empty group",
+		obj:  badVersion("/v2"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "/v2": ` + versionHelp}},
+	}, {
+		name: "apiVersion that is a group alone",
+		obj:  badVersion("autoscaling"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "autoscaling": a version alone names the core group, whose only version is v1: ` +
+			`write group/version, e.g. "apps/v1" or "autoscaling/v1"`}},
+	}, {
+		name: "apiVersion with an upper-case group",
+		obj:  badVersion("Autoscaling/v2"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "Autoscaling/v2": the group "Autoscaling" is not a lower-case DNS subdomain, as API groups are: ` +
+			`e.g. "autoscaling/v2", "keda.sh/v1alpha1" or "apps/v1"`}},
+	}, {
+		name: "apiVersion with a version that is no DNS label",
+		obj:  badVersion("autoscaling/2.0"),
+		want: result{Errors: []string{`spec.targetRef.apiVersion: Invalid value: "autoscaling/2.0": the version "2.0" is not a lower-case DNS label, as API versions are: ` +
+			`e.g. "v1", "v2" or "v1alpha1"`}},
+	}, {
+		name: "the core group",
+		obj:  attachedSPA("legacy", "v1", "ReplicationController", "legacy", 1, 0),
+	}, {
+		name:    "almanac's own kind",
+		obj:     attachedSPA("loop", "autoscaling.almanac.dev/v1alpha1", "ScheduledPodAutoscaler", "web", 1, 5),
+		objects: []Object{generatedSPA("web")},
+		want: result{Errors: []string{`spec.targetRef.kind: Invalid value: "ScheduledPodAutoscaler": almanac's own kinds (group autoscaling.almanac.dev) have no scale subresource: ` +
+			`attach to a HorizontalPodAutoscaler, a KEDA ScaledObject or a workload such as a Deployment`}},
+	}, {
+		name:    "a second autoscaler on one HorizontalPodAutoscaler",
+		obj:     attachedSPA("web-2", hpaV2, "HorizontalPodAutoscaler", "web", 1, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web"), attachedSPA("web", hpaV2, "HorizontalPodAutoscaler", "web", 2, 10)},
+		want: result{Errors: []string{`spec.targetRef.name: Forbidden: ScheduledPodAutoscaler "web" is already attached to HorizontalPodAutoscaler "web": ` +
+			`two autoscalers on one target would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name "web" instead, or delete that autoscaler first`}},
+	}, {
+		name: "a second autoscaler on one Deployment, written with another version",
+		obj:  attachedSPA("b", "apps/v1beta1", "Deployment", "web", 1, 0),
+		objects: []Object{object(apps, "Deployment", "web"), attachedSPA("a", apps, "Deployment", "web", 2, 0),
+			// Other targets: another kind and another name.
+			attachedSPA("c", "argoproj.io/v1alpha1", "Rollout", "web", 2, 0), attachedSPA("d", apps, "Deployment", "api", 2, 0)},
+		want: result{Errors: []string{`spec.targetRef.name: Forbidden: ScheduledPodAutoscaler "a" is already attached to Deployment "web": ` +
+			`two autoscalers on one target would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name "a" instead, or delete that autoscaler first`}},
+	}, {
+		name:    "moving a second autoscaler onto a target",
+		obj:     attachedSPA("b", keda, "ScaledObject", "worker", 0, 10),
+		old:     attachedSPA("b", keda, "ScaledObject", "other", 0, 10),
+		objects: []Object{object(keda, "ScaledObject", "worker"), attachedSPA("a", keda, "ScaledObject", "worker", 0, 10)},
+		want: result{Errors: []string{`spec.targetRef.name: Forbidden: ScheduledPodAutoscaler "a" is already attached to ScaledObject "worker": ` +
+			`two autoscalers on one target would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name "a" instead, or delete that autoscaler first`}},
+	}, {
+		name:    "two autoscalers on one target that were admitted together: an update that leaves targetRef alone is a warning",
+		obj:     attachedSPA("b", keda, "ScaledObject", "worker", 0, 12),
+		old:     attachedSPA("b", keda, "ScaledObject", "worker", 0, 10),
+		objects: []Object{object(keda, "ScaledObject", "worker"), attachedSPA("a", keda, "ScaledObject", "worker", 0, 10)},
+		want: result{Warnings: []string{`spec.targetRef.name: ScheduledPodAutoscaler "a" is already attached to ScaledObject "worker": ` +
+			`two autoscalers on one target would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name "a" instead, or delete that autoscaler first`}},
+	}, {
+		name:    "an autoscaler re-applied over itself",
+		obj:     attachedSPA("a", keda, "ScaledObject", "worker", 0, 12),
+		old:     attachedSPA("a", keda, "ScaledObject", "worker", 0, 10),
+		objects: []Object{object(keda, "ScaledObject", "worker"), attachedSPA("a", keda, "ScaledObject", "worker", 0, 10)},
+	}, {
+		name:    "the other autoscaler on the target is being deleted",
+		obj:     attachedSPA("b", keda, "ScaledObject", "worker", 0, 10),
+		objects: []Object{object(keda, "ScaledObject", "worker"), deleting(attachedSPA("a", keda, "ScaledObject", "worker", 0, 10))},
+	}, {
+		name:    "the other autoscaler has moved away from the target (it still lets go of it)",
+		obj:     attachedSPA("b", keda, "ScaledObject", "worker", 0, 10),
+		objects: []Object{object(keda, "ScaledObject", "worker"), withStatusTarget(attachedSPA("a", keda, "ScaledObject", "other", 0, 10), keda, "ScaledObject", "worker")},
+	}, {
+		name:    "the HorizontalPodAutoscaler that another autoscaler generates",
+		obj:     attachedSPA("mine", hpaV2, "HorizontalPodAutoscaler", "web", 2, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web"), generatedSPA("web")},
+		want: result{Errors: []string{`spec.targetRef.name: Forbidden: HorizontalPodAutoscaler "web" is generated by ScheduledPodAutoscaler "web", which sets its minReplicas and maxReplicas: ` +
+			`two autoscalers would overwrite each other's bounds; give your Schedules spec.scaleTargetRef.name "web" instead`}},
+	}, {
+		name:    "a HorizontalPodAutoscaler named after an autoscaler that generates none",
+		obj:     attachedSPA("mine", hpaV2, "HorizontalPodAutoscaler", "web", 2, 10),
+		objects: []Object{object(hpaV2, "HorizontalPodAutoscaler", "web"), withName(attachedSPA("web", apps, "Deployment", "api", 1, 0), "web")},
+	}, {
+		name:    "being deleted",
+		obj:     deleting(attachedSPA("b", hpaV2, "HorizontalPodAutoscaler", "web", 0, 10)),
+		objects: []Object{attachedSPA("a", hpaV2, "HorizontalPodAutoscaler", "web", 2, 10)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs, warnings, err := ValidateScheduledPodAutoscaler(context.Background(), tt.obj, tt.old, Env{Now: now, Objects: lookupOf(tt.objects...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, toResult(errs, warnings)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Offline without the other objects (env.Objects nil): only the rules of the object itself.
+	errs, warnings, err := ValidateScheduledPodAutoscaler(context.Background(), attachedSPA("web", apps, "Deployment", "web", 0, 0), nil, Env{Now: now})
+	if err != nil || len(errs) > 0 || len(warnings) > 0 {
+		t.Errorf("without objects: %v %q %v", errs, warnings, err)
+	}
+}
+
+func withStatusTarget(s *autoscalingv1alpha1.ScheduledPodAutoscaler, apiVersion, kind, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	s.Status.Target = &autoscalingv1alpha1.TargetReference{APIVersion: apiVersion, Kind: kind, Name: name}
+	return s
+}
+
+// TestValidateScheduleZeroReplicas: a Schedule's minReplicas 0 is refused where the
+// autoscaler's target cannot scale to zero, next to where it can.
+func TestValidateScheduleZeroReplicas(t *testing.T) {
+	zero := func(name string, min int32, mutate func(*autoscalingv1alpha1.ScheduleSpec)) *autoscalingv1alpha1.Schedule {
+		spec := daily("09:00", "17:00", "UTC")
+		spec.MinReplicas = ptr.To(min)
+		if mutate != nil {
+			mutate(&spec)
+		}
+		return schedule(name, spec)
+	}
+	const why = `a HorizontalPodAutoscaler's minReplicas must be at least 1 (0 needs the alpha feature gate HPAScaleToZero, which almanac does not rely on): ` +
+		`set minReplicas to 1 or more; 0 works only where the target can scale to zero: a KEDA ScaledObject, or a workload without an autoscaler, attached through its scale subresource`
+	generatedErr := `spec.minReplicas: Invalid value: 0: ScheduledPodAutoscaler "web" generates a HorizontalPodAutoscaler, and ` + why
+	tests := []struct {
+		name    string
+		obj     *autoscalingv1alpha1.Schedule
+		old     *autoscalingv1alpha1.Schedule
+		objects []Object
+		want    result
+	}{{
+		name:    "minReplicas 1 of a generated HorizontalPodAutoscaler",
+		obj:     zero("a", 1, nil),
+		objects: []Object{generatedSPA("web")},
+	}, {
+		name:    "minReplicas 0 of a generated HorizontalPodAutoscaler",
+		obj:     zero("a", 0, nil),
+		objects: []Object{generatedSPA("web")},
+		want:    result{Errors: []string{generatedErr}},
+	}, {
+		name:    "minReplicas 0 of an autoscaler attached to a HorizontalPodAutoscaler",
+		obj:     zero("a", 0, nil),
+		objects: []Object{attachedSPA("web", "autoscaling/v2", "HorizontalPodAutoscaler", "web-hpa", 1, 10)},
+		want:    result{Errors: []string{`spec.minReplicas: Invalid value: 0: ScheduledPodAutoscaler "web" is attached to HorizontalPodAutoscaler "web-hpa", and ` + why}},
+	}, {
+		name:    "minReplicas 0 of an autoscaler attached to a ScaledObject",
+		obj:     zero("a", 0, nil),
+		objects: []Object{attachedSPA("web", "keda.sh/v1alpha1", "ScaledObject", "web", 0, 10)},
+	}, {
+		name:    "minReplicas 0 of an autoscaler attached to a Deployment",
+		obj:     zero("a", 0, nil),
+		objects: []Object{attachedSPA("web", "apps/v1", "Deployment", "web", 1, 0)},
+	}, {
+		name: "minReplicas 0 of an autoscaler that does not exist",
+		obj:  zero("a", 0, nil),
+		want: result{Warnings: []string{
+			`spec.minReplicas: ScheduledPodAutoscaler "web" does not exist, so almanac cannot tell whether 0 applies: 0 works only where the target can scale to zero: ` +
+				`a KEDA ScaledObject, or a workload without an autoscaler, attached through its scale subresource; if the autoscaler generates a HorizontalPodAutoscaler or attaches to one, ` +
+				`0 cannot apply (a HorizontalPodAutoscaler's minReplicas must be at least 1 (0 needs the alpha feature gate HPAScaleToZero, which almanac does not rely on))`,
+			`spec.scaleTargetRef.name: ScheduledPodAutoscaler "web" does not exist in namespace "ns": this Schedule changes nothing until it is created`,
+		}},
+	}, {
+		name:    "an update that sets minReplicas 0 and leaves the windows alone is refused all the same",
+		obj:     zero("a", 0, nil),
+		old:     zero("a", 2, nil),
+		objects: []Object{generatedSPA("web")},
+		want:    result{Errors: []string{generatedErr}},
+	}, {
+		name:    "an update that moves a Schedule with minReplicas 0 to a generated HorizontalPodAutoscaler",
+		obj:     zero("a", 0, nil),
+		old:     zero("a", 0, func(s *autoscalingv1alpha1.ScheduleSpec) { s.ScaleTargetRef.Name = "worker" }),
+		objects: []Object{generatedSPA("web")},
+		want:    result{Errors: []string{generatedErr}},
+	}, {
+		name:    "an update that leaves minReplicas 0 alone (the autoscaler changed underneath) is a warning",
+		obj:     zero("a", 0, func(s *autoscalingv1alpha1.ScheduleSpec) { s.Suspend = true }),
+		old:     zero("a", 0, nil),
+		objects: []Object{generatedSPA("web")},
+		want:    result{Warnings: []string{generatedErr + " (admitted because this field did not change)"}},
+	}, {
+		name: "the refusal stands next to ratcheted problems of the windows",
+		obj: zero("a", 0, func(s *autoscalingv1alpha1.ScheduleSpec) {
+			*s = autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: s.ScaleTargetRef, MinReplicas: s.MinReplicas,
+				Type: "OneShot", StartTime: "2026-12-24T18:00", EndTime: "2026-12-26T00:00", TimeZone: "UTC"}
+		}),
+		old: zero("a", 2, func(s *autoscalingv1alpha1.ScheduleSpec) {
+			*s = autoscalingv1alpha1.ScheduleSpec{ScaleTargetRef: s.ScaleTargetRef, MinReplicas: s.MinReplicas,
+				Type: "OneShot", StartTime: "2026-12-24T18:00", EndTime: "2026-12-26T00:00", TimeZone: "UTC"}
+		}),
+		objects: []Object{generatedSPA("web")},
+		want: result{
+			Errors:   []string{generatedErr},
+			Warnings: []string{"spec.endTime: the OneShot window ended at 2026-12-26 00:00 UTC: this Schedule will never be active again; delete it when it is no longer needed"},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs, warnings, err := ValidateSchedule(context.Background(), tt.obj, tt.old, Env{Now: now, Objects: lookupOf(tt.objects...)})
 			if err != nil {
 				t.Fatal(err)
 			}

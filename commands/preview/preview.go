@@ -53,9 +53,13 @@ func NewCommand() *cobra.Command {
 		Long: `Preview reads manifests (as kubectl apply -f would) and shows, for each ScheduledPodAutoscaler,
 the minReplicas and maxReplicas that almanac will give its HorizontalPodAutoscaler over a time
 range, with the Schedules active in each stretch; and for each ScheduledJob, the instants at
-which it will run. It uses the same time engine as the controller: time zones, daylight saving
-gaps and repeats, overlaps (largest minReplicas and largest maxReplicas), the baseline outside
-every window, and maxReplicas raised to minReplicas when needed.
+which it will run. For an autoscaler attached to an object that exists (spec.targetRef), it
+names the object and says what it is given in each stretch: minReplicas and maxReplicas for a
+HorizontalPodAutoscaler, minReplicaCount and maxReplicaCount for a KEDA ScaledObject, and
+replicas (the effective minReplicas; a scale subresource has no maximum) for any other kind.
+It uses the same time engine as the controller: time zones, daylight saving gaps and repeats,
+overlaps (largest minReplicas and largest maxReplicas), the baseline outside every window, and
+maxReplicas raised to minReplicas when needed.
 
 It previews only what admission admits. First it runs what almanac validate runs, in
 kubectl apply order, as a create now: strict decoding against almanac's CRDs, schema
@@ -70,8 +74,9 @@ are ignored.
 
 Output: text (a timeline in UTC and in the time zones of each autoscaler's Schedules), json
 (contiguous segments over [from, to), UTC, adjacent segments with the same bounds and
-Schedules merged) or svg (a step chart of minReplicas and maxReplicas with the windows shaded
-and labelled, to open in a browser). Refusals and warnings go to standard error.
+Schedules merged; an attached autoscaler has a "target" object, and each of its segments a
+"target" with the values by the target's field names) or svg (a step chart of minReplicas and
+maxReplicas with the windows shaded and labelled, to open in a browser). Refusals and warnings go to standard error.
 
 Exit status: 0 when every almanac object is admitted and previewed, 1 when an object is
 refused by admission (the others are previewed), 2 for usage errors, unreadable files and
@@ -109,8 +114,13 @@ type Autoscaler struct {
 	Namespace, Name string
 	Baseline        timing.Bounds
 	Suspended       bool
-	Schedules       []Schedule // the valid Schedules of the autoscaler, sorted by name
-	Segments        []timing.Segment
+	// Target is the object the autoscaler is attached to (spec.targetRef); nil when it
+	// generates its HorizontalPodAutoscaler. See Gets for what the target is given.
+	Target *autoscalingv1alpha1.TargetReference
+	// TargetMax is spec.maxReplicas of an attached autoscaler; nil when unset.
+	TargetMax *int32
+	Schedules []Schedule // the valid Schedules of the autoscaler, sorted by name
+	Segments  []timing.Segment
 }
 
 // Schedule is a Schedule of a previewed autoscaler and its intervals in the range.
@@ -323,6 +333,10 @@ func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAuto
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
 	})
 	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
+	if spa.Attached() {
+		ref := *spa.Spec.TargetRef
+		a.Target, a.TargetMax = &ref, spa.Spec.MaxReplicas
+	}
 	for _, n := range named {
 		s := Schedule{Name: n.Name, Spec: n.Window.Canonical(), Min: n.Min, Max: n.Max, Suspended: n.Suspended}
 		if !n.Suspended {
@@ -382,9 +396,24 @@ type jsonReport struct {
 }
 
 type jsonAutoscaler struct {
-	Namespace string        `json:"namespace"`
-	Name      string        `json:"name"`
-	Segments  []jsonSegment `json:"segments"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Target is only there for an attached autoscaler.
+	Target   *jsonTarget   `json:"target,omitempty"`
+	Segments []jsonSegment `json:"segments"`
+}
+
+// jsonTarget is the object an attached autoscaler changes: spec.targetRef, how almanac
+// changes it (mode: the TargetKind) and the fields of it that almanac owns.
+type jsonTarget struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Name       string   `json:"name"`
+	Mode       string   `json:"mode"`
+	Fields     []string `json:"fields"`
+	// MaxReplicas is spec.maxReplicas of an autoscaler attached to a scale subresource, which
+	// has no maximum: almanac writes only the replicas.
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 }
 
 type jsonSegment struct {
@@ -393,6 +422,9 @@ type jsonSegment struct {
 	MinReplicas int32    `json:"minReplicas"`
 	MaxReplicas int32    `json:"maxReplicas"`
 	Schedules   []string `json:"schedules"`
+	// Target is what an attached autoscaler's target is given in this segment, by the names
+	// of its fields; absent for a generated HorizontalPodAutoscaler.
+	Target *TargetValues `json:"target,omitempty"`
 }
 
 type jsonJob struct {
@@ -405,15 +437,29 @@ func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // WriteJSON writes the report as
 // {"autoscalers":[{"namespace","name","segments":[{"start","end","minReplicas","maxReplicas","schedules"}]}],"jobs":[{"namespace","name","runs"}]}.
+// An attached autoscaler has "target":{"apiVersion","kind","name","mode","fields"[,"maxReplicas"]}
+// too, and each of its segments "target", what the target is given:
+// {"minReplicas","maxReplicas"}, {"minReplicaCount","maxReplicaCount"} or {"replicas"}.
 func WriteJSON(w io.Writer, r Report) error {
 	out := jsonReport{Autoscalers: []jsonAutoscaler{}, Jobs: []jsonJob{}}
 	for _, a := range r.Autoscalers {
 		ja := jsonAutoscaler{Namespace: a.Namespace, Name: a.Name, Segments: []jsonSegment{}}
+		if t := a.Target; t != nil {
+			ja.Target = &jsonTarget{APIVersion: t.APIVersion, Kind: t.Kind, Name: t.Name, Mode: string(t.TargetKind()), Fields: targetFields(t.TargetKind())}
+			if t.TargetKind() == autoscalingv1alpha1.TargetScale {
+				ja.Target.MaxReplicas = a.TargetMax
+			}
+		}
 		for _, s := range a.Segments {
-			ja.Segments = append(ja.Segments, jsonSegment{
+			js := jsonSegment{
 				Start: utc(s.Start), End: utc(s.End), MinReplicas: s.Bounds.Min, MaxReplicas: s.Bounds.Max,
 				Schedules: append([]string{}, s.Active...),
-			})
+			}
+			if a.Target != nil {
+				v := a.Gets(s.Bounds)
+				js.Target = &v
+			}
+			ja.Segments = append(ja.Segments, js)
 		}
 		out.Autoscalers = append(out.Autoscalers, ja)
 	}

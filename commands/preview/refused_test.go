@@ -40,8 +40,9 @@ func verdictLines(out string) []string {
 // TestPreviewRefusesWhatValidateRefuses: `almanac preview` first runs what `almanac validate`
 // runs, and of a manifest that validate refuses it previews nothing of the refused objects: it
 // reports them with validate's very lines and exits 1, as validate does; the objects that are
-// admitted are previewed. Issue 22: a Schedule with minReplicas 0 (the schema's minimum is 1)
-// or an autoscaler with an unknown field was drawn without a word.
+// admitted are previewed. Issue 22: a Schedule with minReplicas 0 (which a
+// HorizontalPodAutoscaler cannot have) or an autoscaler with an unknown field was drawn
+// without a word. Attached autoscalers go through the same admission.
 func TestPreviewRefusesWhatValidateRefuses(t *testing.T) {
 	for _, tt := range []struct {
 		name, input string
@@ -55,6 +56,33 @@ metadata: {name: night}
 spec: {scaleTargetRef: {name: web}, minReplicas: 0, maxReplicas: 4, type: Daily, startTime: "22:00", endTime: "06:00"}
 `,
 		previewed: `"minReplicas": 2`,
+	}, {
+		name: "an autoscaler attached to a HorizontalPodAutoscaler with minReplicas 0",
+		input: `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: api}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: api}
+  minReplicas: 0
+  maxReplicas: 6
+`,
+		previewed: `"autoscalers": []`,
+	}, {
+		name: "a Schedule with minReplicas 0 on an autoscaler attached to a HorizontalPodAutoscaler",
+		input: `apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: api}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: api}
+  minReplicas: 2
+  maxReplicas: 6
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: night}
+spec: {scaleTargetRef: {name: api}, minReplicas: 0, type: Daily, startTime: "22:00", endTime: "06:00"}
+`,
+		previewed: `"mode": "HorizontalPodAutoscaler"`,
 	}, {
 		name: "an autoscaler with an unknown field",
 		input: `apiVersion: autoscaling.almanac.dev/v1alpha1

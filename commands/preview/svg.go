@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -86,16 +87,38 @@ func escape(v string) string {
 // autoscaler draws one autoscaler's panel with its top at y and returns its bottom.
 func (s *svg) autoscaler(a Autoscaler, y float64) float64 {
 	title := fmt.Sprintf("ScheduledPodAutoscaler %s/%s — baseline %d–%d", a.Namespace, a.Name, a.Baseline.Min, a.Baseline.Max)
+	if a.Target != nil {
+		// The target and what it is given, on a line of its own under the title.
+		title = fmt.Sprintf("ScheduledPodAutoscaler %s/%s", a.Namespace, a.Name)
+	}
 	if a.Suspended {
 		title += " (suspended: Schedules are ignored)"
 	}
 	s.text(plotLeft, y, "start", 13, "bold", title)
+	if a.Target != nil {
+		y += 16
+		s.text(plotLeft, y, "start", 11, "", strings.TrimPrefix(a.attachedText(), ", "))
+	}
 	top := y + 14
 	bottom := top + chartHeight
 
+	// A scale subresource is given only the minimum, as its replicas: the maximum is not
+	// drawn, nothing enforces it.
+	scale := a.scaleTarget()
+	minName, maxName := "minReplicas", "maxReplicas"
+	switch {
+	case scale:
+		minName = "replicas"
+	case a.Target != nil && a.Target.TargetKind() == autoscalingv1alpha1.TargetScaledObject:
+		minName, maxName = "minReplicaCount", "maxReplicaCount"
+	}
 	yMax := int32(1)
 	for _, seg := range a.Segments {
-		yMax = max(yMax, seg.Bounds.Max)
+		if scale {
+			yMax = max(yMax, seg.Bounds.Min)
+		} else {
+			yMax = max(yMax, seg.Bounds.Max)
+		}
 	}
 	step, limit := niceScale(yMax)
 	yOf := func(v int32) float64 { return bottom - float64(v)/float64(limit)*chartHeight }
@@ -127,25 +150,37 @@ func (s *svg) autoscaler(a Autoscaler, y float64) float64 {
 	s.clockChanges(zonesOf(a), top, bottom)
 
 	// The bounds, as steps.
-	s.steps(a, yOf, func(seg int) int32 { return a.Segments[seg].Bounds.Max }, maxColor, "")
+	if !scale {
+		s.steps(a, yOf, func(seg int) int32 { return a.Segments[seg].Bounds.Max }, maxColor, "")
+	}
 	s.steps(a, yOf, func(seg int) int32 { return a.Segments[seg].Bounds.Min }, minColor, "")
 	for _, seg := range a.Segments {
 		x0, x1 := s.x(seg.Start), s.x(seg.End)
 		if x1-x0 < 22 {
 			continue
 		}
-		s.printf(`<text x="%.1f" y="%.1f" font-size="10" fill="%s">%d</text>`+"\n", x0+2, yOf(seg.Bounds.Max)-3, maxColor, seg.Bounds.Max)
-		if seg.Bounds.Min != seg.Bounds.Max {
-			s.printf(`<text x="%.1f" y="%.1f" font-size="10" fill="%s">%d</text>`+"\n", x0+2, yOf(seg.Bounds.Min)+11, minColor, seg.Bounds.Min)
+		// An attached target's labels say, on hovering, what it is given.
+		tip := ""
+		if a.Target != nil {
+			tip = "<title>" + escape(fmt.Sprintf("%s – %s UTC: %s gets %s", seg.Start.UTC().Format("Mon 01-02 15:04"), seg.End.UTC().Format("Mon 01-02 15:04"),
+				a.Target.Name, a.getsText(seg.Bounds))) + "</title>"
+		}
+		if !scale {
+			s.printf(`<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s%d</text>`+"\n", x0+2, yOf(seg.Bounds.Max)-3, maxColor, tip, seg.Bounds.Max)
+		}
+		if scale || seg.Bounds.Min != seg.Bounds.Max {
+			s.printf(`<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s%d</text>`+"\n", x0+2, yOf(seg.Bounds.Min)+11, minColor, tip, seg.Bounds.Min)
 		}
 	}
 
 	// Legend.
 	ly := bottom + 34
-	s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, ly-4, plotLeft+24, ly-4, maxColor)
-	s.text(plotLeft+30, ly, "start", 11, "", "maxReplicas")
+	if !scale {
+		s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, ly-4, plotLeft+24, ly-4, maxColor)
+		s.text(plotLeft+30, ly, "start", 11, "", maxName)
+	}
 	s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+120, ly-4, plotLeft+144, ly-4, minColor)
-	s.text(plotLeft+150, ly, "start", 11, "", "minReplicas")
+	s.text(plotLeft+150, ly, "start", 11, "", minName)
 	s.text(plotLeft+250, ly, "start", 11, "", "shaded: Schedule windows (lanes below); purple: clocks change")
 
 	// One lane per Schedule.
@@ -153,6 +188,9 @@ func (s *svg) autoscaler(a Autoscaler, y float64) float64 {
 	for i, sc := range a.Schedules {
 		color := palette[i%len(palette)]
 		label := fmt.Sprintf("%s (%s/%s)", sc.Name, bound(sc.Min), bound(sc.Max))
+		if scale {
+			label = fmt.Sprintf("%s (%s)", sc.Name, bound(sc.Min))
+		}
 		if sc.Suspended {
 			label = sc.Name + " (suspended)"
 		}

@@ -45,7 +45,11 @@ func (p *printer) printf(format string, args ...any) {
 }
 
 func (p *printer) autoscaler(a Autoscaler, rng Range) {
-	p.printf("\nScheduledPodAutoscaler %s/%s: baseline minReplicas %d, maxReplicas %d", a.Namespace, a.Name, a.Baseline.Min, a.Baseline.Max)
+	if a.Target == nil {
+		p.printf("\nScheduledPodAutoscaler %s/%s: baseline minReplicas %d, maxReplicas %d", a.Namespace, a.Name, a.Baseline.Min, a.Baseline.Max)
+	} else {
+		p.printf("\nScheduledPodAutoscaler %s/%s%s", a.Namespace, a.Name, a.attachedText())
+	}
 	if a.Suspended {
 		p.printf(" (suspended: Schedules are ignored)")
 	}
@@ -54,11 +58,21 @@ func (p *printer) autoscaler(a Autoscaler, rng Range) {
 		p.printf("  No Schedules.\n")
 	} else {
 		tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  SCHEDULE\tWINDOW\tTIME ZONE\tMIN\tMAX")
+		// A scale subresource is given only the minimum: its Schedules' maxReplicas are not
+		// shown, nothing would enforce them.
+		if a.scaleTarget() {
+			fmt.Fprintln(tw, "  SCHEDULE\tWINDOW\tTIME ZONE\tREPLICAS")
+		} else {
+			fmt.Fprintln(tw, "  SCHEDULE\tWINDOW\tTIME ZONE\tMIN\tMAX")
+		}
 		for _, s := range a.Schedules {
 			name := s.Name
 			if s.Suspended {
 				name += " (suspended)"
+			}
+			if a.scaleTarget() {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, describe(s.Spec), s.Spec.TimeZone, bound(s.Min))
+				continue
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", name, describe(s.Spec), s.Spec.TimeZone, bound(s.Min), bound(s.Max))
 		}
@@ -71,7 +85,12 @@ func (p *printer) autoscaler(a Autoscaler, rng Range) {
 	for _, z := range zones {
 		header = append(header, "FROM ("+z.String()+")")
 	}
-	fmt.Fprintln(tw, strings.Join(append(header, "MIN", "MAX", "ACTIVE SCHEDULES"), "\t"))
+	// For an attached autoscaler, one column says what its target is given.
+	values := []string{"MIN", "MAX"}
+	if a.Target != nil {
+		values = []string{"TARGET GETS"}
+	}
+	fmt.Fprintln(tw, strings.Join(append(append(header, values...), "ACTIVE SCHEDULES"), "\t"))
 	for _, s := range a.Segments {
 		row := []string{"  " + s.Start.UTC().Format(wallFormat)}
 		for _, z := range zones {
@@ -81,13 +100,21 @@ func (p *printer) autoscaler(a Autoscaler, rng Range) {
 		if len(s.Active) > 0 {
 			active = strings.Join(s.Active, ", ")
 		}
-		fmt.Fprintln(tw, strings.Join(append(row, fmt.Sprint(s.Bounds.Min), fmt.Sprint(s.Bounds.Max), active), "\t"))
+		if a.Target != nil {
+			row = append(row, a.getsText(s.Bounds))
+		} else {
+			row = append(row, fmt.Sprint(s.Bounds.Min), fmt.Sprint(s.Bounds.Max))
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, active), "\t"))
 	}
 	row := []string{"  " + rng.To.UTC().Format(wallFormat)}
 	for _, z := range zones {
 		row = append(row, rng.To.In(z).Format(wallFormat))
 	}
-	fmt.Fprintln(tw, strings.Join(append(row, "", "", "(end of preview)"), "\t"))
+	for range values {
+		row = append(row, "")
+	}
+	fmt.Fprintln(tw, strings.Join(append(row, "(end of preview)"), "\t"))
 	p.printf("\n")
 	p.flush(tw)
 }

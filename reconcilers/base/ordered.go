@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -94,13 +95,20 @@ func (l *Lanes) Reconciler(controller string, r reconcile.Reconciler) reconcile.
 // part in the order of an instant, and Lanes wakes the reconciles it deferred through the
 // controller's queue.
 func (b *Base) Complete(bld *builder.Builder, controller string, defaultWorkers int, r reconcile.Reconciler) error {
+	_, err := b.Build(bld, controller, defaultWorkers, r)
+	return err
+}
+
+// Build is Complete that also returns the controller, for a reconciler that adds watches
+// once it runs (the kinds it watches depend on the objects it finds).
+func (b *Base) Build(bld *builder.Builder, controller string, defaultWorkers int, r reconcile.Reconciler) (ctrlcontroller.Controller, error) {
 	opts := b.ControllerOptions(defaultWorkers)
 	bld = bld.Named(controller).WithOptions(opts)
 	if b.Lanes == nil {
-		return bld.Complete(r)
+		return bld.Build(r)
 	}
 	b.Lanes.SetWorkers(controller, opts.MaxConcurrentReconciles)
-	return b.Lanes.Wake(bld, controller).Complete(b.Lanes.Reconciler(controller, r))
+	return b.Lanes.Wake(bld, controller).Build(b.Lanes.Reconciler(controller, r))
 }
 
 // urgentJobs is the client of a Base with Lanes: a Job created within a reconcile marks that

@@ -5,7 +5,9 @@
 // with the spec, when a Schedule's last window closes (it asks to be called again exactly
 // then) and, under Forbid, at its autoscaler's boundaries; not at each window's boundaries,
 // which are its autoscaler's status. It watches Schedules
-// (and autoscalers' overlapPolicy), and writes nothing else: the bounds of the autoscaler that a Schedule changes are the
+// (and autoscalers' overlapPolicy), and writes nothing else, but for one deletion: an
+// override (label autoscaling.almanac.dev/override=true, made by `almanac override`) is
+// deleted once its OneShot window has ended. The bounds of the autoscaler that a Schedule changes are the
 // ScheduledPodAutoscaler reconciler's job, and that reconciler watches Schedules itself, so a
 // change of a Schedule enqueues its autoscaler there.
 package schedule
@@ -49,6 +51,10 @@ const DefaultWorkers = 16
 // controllerName names the controller, its metrics and its lane.
 const controllerName = "schedule"
 
+// reasonOverrideEnded is the reason of the event recorded when an override (`almanac
+// override`) whose window has ended is deleted.
+const reasonOverrideEnded = "OverrideEnded"
+
 // Reconciler keeps a Schedule's status true at its window boundaries.
 type Reconciler struct {
 	base.Base
@@ -64,7 +70,7 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, evaluationErrors prometheus.C
 	return &Reconciler{Base: base.NewBase(mgr, clk, "almanac-schedule", opts...), EvaluationErrors: evaluationErrors}
 }
 
-// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=schedules/status,verbs=get;patch
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -83,16 +89,70 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
+	if OverrideEnded(s, now) {
+		return r.removeOverride(ctx, s)
+	}
 	st, next := Status(s, now)
 	forbid, err := r.forbid(ctx, s, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	next = LeftOut(&st, s, forbid, now, next)
+	if end, ok := OverrideEnd(s); ok {
+		next = base.Sooner(next, end)
+	}
 	if err := r.writeStatus(ctx, s, st); err != nil {
 		return base.Retry(err)
 	}
 	return base.RequeueAt(next, r.Clock.Now()), nil
+}
+
+// OverrideEnded reports whether s is an override (`almanac override`: labelled
+// OverrideLabel=true) whose OneShot window has ended at now, so that it is to be deleted. A
+// Schedule that cannot be evaluated, or of another type, is never deleted. It is a pure
+// function.
+func OverrideEnded(s *autoscalingv1alpha1.Schedule, now time.Time) bool {
+	end, ok := OverrideEnd(s)
+	return ok && !end.After(now)
+}
+
+// OverrideEnd returns the end of an override's window (false: s is not an override, not a
+// OneShot, or cannot be evaluated). The reconciler asks to be called again then, even when
+// the override is suspended (its status then never changes by itself).
+func OverrideEnd(s *autoscalingv1alpha1.Schedule) (time.Time, bool) {
+	if s.Labels[autoscalingv1alpha1.OverrideLabel] != "true" || s.Spec.Type != autoscalingv1alpha1.ScheduleTypeOneShot {
+		return time.Time{}, false
+	}
+	w, err := scaling.Compile(s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	iv, ok := w.OneShotInterval()
+	return iv.End, ok
+}
+
+// removeOverride deletes an override whose window has ended, under a precondition on the UID
+// and resourceVersion read: an override deleted meanwhile and created again under the same
+// name, or changed since, is not deleted (the conflict reads it again). The event is recorded
+// once the delete went through.
+func (r *Reconciler) removeOverride(ctx context.Context, s *autoscalingv1alpha1.Schedule) (ctrl.Result, error) {
+	err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion})
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case err != nil:
+		return base.Retry(fmt.Errorf("failed to delete the ended override Schedule %s: %w", client.ObjectKeyFromObject(s), err))
+	}
+	end := s.Spec.EndTime + " " + s.Spec.TimeZone
+	if w, err := scaling.Compile(s); err == nil {
+		if iv, ok := w.OneShotInterval(); ok {
+			end = timing.InstantText(iv.End, w.Zone())
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted an ended override Schedule", "end", end)
+	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, reasonOverrideEnded, "Delete",
+		"Deleted the override (label %s=true): its window ended at %s", autoscalingv1alpha1.OverrideLabel, end)
+	return ctrl.Result{}, nil
 }
 
 // forbid returns the desired state of the Schedule's autoscaler when that has overlapPolicy

@@ -27,13 +27,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -83,6 +86,16 @@ type Reconciler struct {
 	// to the status write, and a cached HPA behind the write is written again, changing
 	// nothing.
 	appliedAt sync.Map // types.NamespacedName → applied
+
+	// putBacks counts, per attached autoscaler, the values it put back after another field
+	// manager changed them (the fight rule).
+	putBacks putBacks
+
+	// ctrl and cache add the watches of attached targets' kinds as they are met (watchTarget).
+	ctrl    controller.Controller
+	cache   cache.Cache
+	watchMu sync.Mutex
+	watched map[schema.GroupKind]bool
 }
 
 // applied is an HPA write whose transition is not in status yet.
@@ -122,11 +135,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
 			r.appliedAt.Delete(req.NamespacedName)
+			r.putBacks.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !spa.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.release(ctx, spa)
+	}
+	if spa.Attached() {
+		if err := r.holdTarget(ctx, spa); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	schedules := &autoscalingv1alpha1.ScheduleList{}
 	if err := r.Client.List(ctx, schedules, client.InNamespace(spa.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
@@ -143,7 +162,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if a, ok := r.appliedAt.Load(req.NamespacedName); ok {
 		last = new(a.(applied))
 	}
-	hs, err := r.applyHPA(ctx, spa, d, last)
+	var hs hpaState
+	if spa.Attached() {
+		hs, err = r.applyTarget(ctx, spa, d, now)
+	} else {
+		hs, err = r.applyHPA(ctx, spa, d, last)
+	}
 	if !hs.appliedAt.IsZero() {
 		r.appliedAt.Store(req.NamespacedName, applied{at: hs.appliedAt, resourceVersion: hs.appliedVersion})
 	} else if last != nil {
@@ -203,7 +227,7 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 	st := spa.Status
 	due := st.NextTransitionTime
 	switch {
-	case hs.conflict || hs.applyErr != nil || due == nil || due.After(now) || st.MinReplicas == nil:
+	case hs.failed() || due == nil || due.After(now) || st.MinReplicas == nil:
 		return nil
 	case *st.MinReplicas == d.Bounds.Min && st.MaxReplicas == d.Bounds.Max:
 		return nil
@@ -257,7 +281,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.S
 // the HPA controller's event of the rescale that follows: an event of its own would be one
 // more write for the API server at the instant, for each autoscaler that shares it (issue 23).
 func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, old, st autoscalingv1alpha1.ScheduledPodAutoscalerStatus, d scaling.Desired, hs hpaState, transition bool) {
-	applied := !hs.conflict && hs.applyErr == nil
+	applied := !hs.failed()
 	first := old.MinReplicas == nil
 	if applied && !transition && (first || *old.MinReplicas != d.Bounds.Min || old.MaxReplicas != d.Bounds.Max) {
 		was := "none"
@@ -265,7 +289,7 @@ func (r *Reconciler) emitEvents(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 			was = fmt.Sprintf("%d-%d", *old.MinReplicas, old.MaxReplicas)
 		}
 		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventBoundsApplied, "ApplyBounds",
-			"HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (was %s; %s)", spa.Name, d.Bounds.Min, d.Bounds.Max, was, source(d))
+			"%s has minReplicas %d and maxReplicas %d (was %s; %s)", subject(spa), d.Bounds.Min, d.Bounds.Max, was, source(d))
 	}
 	if c := findCondition(st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap); c != nil {
 		if o := findCondition(old.Conditions, c.Type); o == nil || o.Message != c.Message {
@@ -301,17 +325,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	return r.Complete(b, controllerName, DefaultWorkers, r)
+	c, err := r.Build(b, controllerName, DefaultWorkers, r)
+	r.ctrl, r.cache = c, mgr.GetCache()
+	return err
 }
 
 // sameName maps a HorizontalPodAutoscaler to the autoscaler of the same name, when one exists
 // (in the cache): the HPAs of other controllers and of users, which almanac has nothing to do
 // with, cost no reconcile.
+// An HPA that an autoscaler is attached to (spec.targetRef) maps to that autoscaler too.
 func (r *Reconciler) sameName(ctx context.Context, obj client.Object) []reconcile.Request {
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), &autoscalingv1alpha1.ScheduledPodAutoscaler{}); err != nil {
-		return nil
+	out := r.attachedTo(schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"})(ctx, obj)
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), spa); err != nil || spa.Attached() {
+		return out
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(obj)}}
+	return append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 }
 
 // scheduleTarget maps a Schedule to the autoscaler it changes.

@@ -26,6 +26,20 @@ type hpaState struct {
 	appliedAt time.Time
 	// appliedVersion is the HPA's resourceVersion that the patch returned.
 	appliedVersion string
+
+	// Of an attached autoscaler: target is the target that has (or was just given) the
+	// bounds; notFound is set when it does not exist, notServed when its kind is not served;
+	// fight, when the fight rule stops almanac from writing it, is the Conflict condition's
+	// message.
+	target    *autoscalingv1alpha1.TargetReference
+	notFound  bool
+	notServed error
+	fight     string
+}
+
+// failed reports whether the bounds are not on the HPA or target.
+func (hs hpaState) failed() bool {
+	return hs.conflict || hs.applyErr != nil || hs.notFound || hs.notServed != nil || hs.fight != ""
 }
 
 // nextStatus returns the status that describes d, starting from the current status (so that
@@ -43,7 +57,23 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desir
 	if applied != nil {
 		st.LastAppliedTransition = applied
 	}
+	if spa.Attached() && !hs.notFound && hs.notServed == nil && hs.applyErr == nil {
+		st.Target = hs.target
+	}
+	if !spa.Attached() {
+		st.Target = nil
+	}
 	conditions.Set(&st.Conditions, readyCondition(spa, d, hs), spa.Generation, now)
+	if hs.fight != "" {
+		conditions.Set(&st.Conditions, metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionConflict,
+			Status:  metav1.ConditionTrue,
+			Reason:  autoscalingv1alpha1.ReasonFieldManagerConflict,
+			Message: hs.fight,
+		}, spa.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionConflict)
+	}
 	conditions.Set(&st.Conditions, schedulesValidCondition(d), spa.Generation, now)
 	if len(d.LeftOut) > 0 {
 		conditions.Set(&st.Conditions, forbiddenOverlapCondition(d.LeftOut), spa.Generation, now)
@@ -82,7 +112,31 @@ const truncatedForbid = " … (truncated; see the Schedules' ForbiddenOverlap co
 
 // readyCondition says whether the HorizontalPodAutoscaler has the bounds in status.
 func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState) metav1.Condition {
+	what := subject(spa)
 	switch {
+	case hs.fight != "":
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionReady,
+			Status:  metav1.ConditionFalse,
+			Reason:  autoscalingv1alpha1.ReasonFieldManagerConflict,
+			Message: fmt.Sprintf("almanac has stopped writing %s: another field manager keeps changing it (condition Conflict)", what),
+		}
+	case hs.notFound:
+		return metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionReady,
+			Status: metav1.ConditionFalse,
+			Reason: autoscalingv1alpha1.ReasonTargetNotFound,
+			Message: fmt.Sprintf("%s does not exist in namespace %s: almanac writes nothing until it exists; create it, or correct spec.targetRef",
+				spa.Spec.TargetRef.String(), spa.Namespace),
+		}
+	case hs.notServed != nil:
+		return metav1.Condition{
+			Type:   autoscalingv1alpha1.ConditionReady,
+			Status: metav1.ConditionFalse,
+			Reason: autoscalingv1alpha1.ReasonTargetKindNotServed,
+			Message: fmt.Sprintf("almanac cannot change %s: %v. Install what serves the kind (KEDA for a ScaledObject), correct spec.targetRef.apiVersion and kind, "+
+				"or grant the manager get, list, watch and patch on the kind and its scale subresource (docs/scaling.md)", spa.Spec.TargetRef.String(), hs.notServed),
+		}
 	case hs.conflict:
 		return metav1.Condition{
 			Type:   autoscalingv1alpha1.ConditionReady,
@@ -96,22 +150,22 @@ func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.D
 			Type:    autoscalingv1alpha1.ConditionReady,
 			Status:  metav1.ConditionFalse,
 			Reason:  autoscalingv1alpha1.ReasonApplyFailed,
-			Message: fmt.Sprintf("Writing HorizontalPodAutoscaler %s failed, retrying with backoff: %v", spa.Name, hs.applyErr),
+			Message: fmt.Sprintf("Writing %s failed, retrying with backoff: %v", what, hs.applyErr),
 		}
 	case d.Suspended:
 		return metav1.Condition{
 			Type:   autoscalingv1alpha1.ConditionReady,
 			Status: metav1.ConditionTrue,
 			Reason: autoscalingv1alpha1.ReasonSuspended,
-			Message: fmt.Sprintf("Suspended: HorizontalPodAutoscaler %s is held at the baseline, minReplicas %d and maxReplicas %d; Schedules are ignored until spec.suspend is false",
-				spa.Name, d.Bounds.Min, d.Bounds.Max),
+			Message: fmt.Sprintf("Suspended: %s is held at the baseline, minReplicas %d and maxReplicas %d; Schedules are ignored until spec.suspend is false",
+				what, d.Bounds.Min, d.Bounds.Max),
 		}
 	default:
 		return metav1.Condition{
 			Type:    autoscalingv1alpha1.ConditionReady,
 			Status:  metav1.ConditionTrue,
 			Reason:  autoscalingv1alpha1.ReasonBoundsApplied,
-			Message: fmt.Sprintf("HorizontalPodAutoscaler %s has minReplicas %d and maxReplicas %d (%s)", spa.Name, d.Bounds.Min, d.Bounds.Max, source(d)),
+			Message: fmt.Sprintf("%s has minReplicas %d and maxReplicas %d (%s)", what, d.Bounds.Min, d.Bounds.Max, source(d)),
 		}
 	}
 }

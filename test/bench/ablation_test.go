@@ -133,7 +133,7 @@ func runAblation(tb testing.TB, fig string, a ablation) measure {
 	defer m.stop()
 	switch fig {
 	case "boundary":
-		res := boundaryBurst(tb, m, 100, 5)
+		res := boundaryBurst(tb, m, 100, 5, false)
 		return measure{
 			"p99 ÷ raw p99":           ratio(res.Almanac.P99, res.Raw.P99),
 			"requests per transition": res.perTransition(),

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,6 +19,9 @@ import (
 // boundaryResult is what the boundary burst measured.
 type boundaryResult struct {
 	N, Rounds, Workers int
+	// Attached: the autoscalers are attached to HPAs that exist (spec.targetRef) instead of
+	// generating them.
+	Attached bool
 	// Almanac: from each boundary to each HPA's new bounds seen on the watch. Raw: from each
 	// raw burst's start to each of its patches seen on the same watch.
 	Almanac, Raw dist
@@ -36,22 +40,32 @@ type boundaryResult struct {
 
 // BenchmarkBoundaryBurst: ALMANAC_BENCH_BOUNDARY_N autoscalers (100) share each of
 // ALMANAC_BENCH_BOUNDARY_ROUNDS boundaries (5); after each, a bare client fires as many
-// server-side-apply patches of other HPAs at once.
+// server-side-apply patches of other HPAs at once. Then the same with the autoscalers
+// attached to HPAs that exist (spec.targetRef), in the same run.
 func BenchmarkBoundaryBurst(b *testing.B) {
 	n, rounds := size(b, "ALMANAC_BENCH_BOUNDARY_N", 100), size(b, "ALMANAC_BENCH_BOUNDARY_ROUNDS", 5)
 	m := startManager(b, "boundary")
 	for range b.N {
-		res := boundaryBurst(b, m, n, rounds)
-		b.ReportMetric(float64(res.Almanac.P50.Microseconds())/1000, "almanac-p50-ms")
-		b.ReportMetric(float64(res.Almanac.P99.Microseconds())/1000, "almanac-p99-ms")
-		b.ReportMetric(float64(res.Raw.P50.Microseconds())/1000, "raw-p50-ms")
-		b.ReportMetric(float64(res.Raw.P99.Microseconds())/1000, "raw-p99-ms")
-		res.report()
+		for _, attached := range []bool{false, true} {
+			res := boundaryBurst(b, m, n, rounds, attached)
+			unit := ""
+			if attached {
+				unit = "attached-"
+			}
+			b.ReportMetric(float64(res.Almanac.P50.Microseconds())/1000, unit+"almanac-p50-ms")
+			b.ReportMetric(float64(res.Almanac.P99.Microseconds())/1000, unit+"almanac-p99-ms")
+			b.ReportMetric(float64(res.Raw.P50.Microseconds())/1000, unit+"raw-p50-ms")
+			b.ReportMetric(float64(res.Raw.P99.Microseconds())/1000, unit+"raw-p99-ms")
+			res.report()
+		}
 	}
 }
 
 func (res boundaryResult) report() {
 	figure := fmt.Sprintf("boundary burst: %d autoscalers × %d boundaries → HPA seen", res.N, res.Rounds)
+	if res.Attached {
+		figure = fmt.Sprintf("boundary burst, attached: %d autoscalers attached to existing HPAs × %d boundaries → HPA seen", res.N, res.Rounds)
+	}
 	r := ratio(res.Almanac.P99, res.Raw.P99)
 	table.add(row{
 		Figure:  figure,
@@ -96,13 +110,16 @@ func (res boundaryResult) perTransition() float64 {
 // burst after each. The boundaries are the ends of Cron windows (a firing a minute or two
 // ago, with a duration that ends it at a chosen second): closing a window costs almanac the
 // same writes as opening one (the HPA and the autoscaler's status), and lets many boundaries fit in a minute without touching any clock.
-func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
+//
+// attached: the autoscalers are attached (spec.targetRef) to HPAs that a client of its own
+// created beforehand, instead of generating them.
+func boundaryBurst(tb testing.TB, m *manager, n, rounds int, attached bool) boundaryResult {
 	tb.Helper()
 	ctx := context.Background()
 	ns := newNamespace(tb, "boundary", false)
 	cleanup(tb, ns)
 	c := newClient(tb, harnessConfig())
-	res := boundaryResult{N: n, Rounds: rounds, Workers: m.settings.Workers["scheduledpodautoscaler"],
+	res := boundaryResult{N: n, Rounds: rounds, Attached: attached, Workers: m.settings.Workers["scheduledpodautoscaler"],
 		CPUAlmanac: cpuUse{}, CPURaw: cpuUse{}, ReqAlmanac: requests{}, ReqRaw: requests{}}
 	names := make([]string, n)
 	for i := range names {
@@ -113,6 +130,12 @@ func boundaryBurst(tb testing.TB, m *manager, n, rounds int) boundaryResult {
 		raws[i] = fmt.Sprintf("raw-%03d", i)
 	}
 	if err := parallel(16, n, func(i int) error {
+		if attached {
+			if err := applyHPA(ctx, c, ns, names[i], 2, 10); err != nil {
+				return err
+			}
+			return errors.Join(c.Create(ctx, attachedAutoscaler(ns, names[i])), applyHPA(ctx, c, ns, raws[i], 2, 10))
+		}
 		if err := c.Create(ctx, newAutoscaler(ns, names[i])); err != nil {
 			return err
 		}

@@ -107,6 +107,19 @@ func newAutoscaler(ns, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler 
 	}
 }
 
+// attachedAutoscaler is newAutoscaler attached to the HPA of the same name, which exists.
+func attachedAutoscaler(ns, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+	return &autoscalingv1alpha1.ScheduledPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: autoscalingv1alpha1.ScheduledPodAutoscalerSpec{
+			OverlapPolicy: autoscalingv1alpha1.OverlapPolicyMax,
+			TargetRef:     &autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: name},
+			MinReplicas:   ptr.To[int32](2),
+			MaxReplicas:   ptr.To[int32](10),
+		},
+	}
+}
+
 // applyHPA is the raw client's write: a server-side apply of the fields almanac applies to
 // its HPAs (scaleTargetRef, bounds, metrics), under a field manager of its own.
 func applyHPA(ctx context.Context, c client.Client, ns, name string, minReplicas, maxReplicas int32) error {

@@ -36,10 +36,15 @@ func TestBenchHarnessSmoke(t *testing.T) {
 			t.Errorf("the manager reports %d workers for %s", w, c)
 		}
 	}
-	bd := boundaryBurst(t, m, 2, 1)
+	bd := boundaryBurst(t, m, 2, 1, false)
 	lap("boundary burst")
 	if bd.Almanac.N != 2 || bd.Raw.N != 2 {
 		t.Errorf("boundary burst: %d and %d samples, want 2 and 2", bd.Almanac.N, bd.Raw.N)
+	}
+	bd = boundaryBurst(t, m, 2, 1, true)
+	lap("boundary burst, attached")
+	if bd.Almanac.N != 2 || bd.Raw.N != 2 {
+		t.Errorf("boundary burst, attached: %d and %d samples, want 2 and 2", bd.Almanac.N, bd.Raw.N)
 	}
 	sl := slotBurst(t, m, 2, 1, false)
 	lap("slot burst")

@@ -244,6 +244,94 @@ spec:
     maxReplicas: 2`,
 		want: []metav1.StatusCause{rule("spec.horizontalPodAutoscalerSpec.minReplicas", "minReplicas must not be greater than maxReplicas")},
 	}, {
+		name: "autoscaler with both horizontalPodAutoscalerSpec and targetRef",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: both-modes}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    maxReplicas: 5
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: web}
+  minReplicas: 1
+  maxReplicas: 5`,
+		want: []metav1.StatusCause{rule("spec", exactlyOneMode)},
+	}, {
+		name: "autoscaler with neither horizontalPodAutoscalerSpec nor targetRef",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: no-mode}
+spec:
+  overlapPolicy: Max`,
+		want: []metav1.StatusCause{rule("spec", exactlyOneMode)},
+	}, {
+		name: "autoscaler with a baseline outside targetRef",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: stray-baseline}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    maxReplicas: 5
+  minReplicas: 2`,
+		want: []metav1.StatusCause{rule("spec.minReplicas", "minReplicas and maxReplicas are the baseline of targetRef; with horizontalPodAutoscalerSpec, set them inside it")},
+	}, {
+		name: "targetRef without minReplicas",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: no-min}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}`,
+		want: []metav1.StatusCause{rule("spec.minReplicas", "minReplicas is required with targetRef: it is the baseline that the target has whenever no Schedule is active")},
+	}, {
+		name: "targetRef to a HorizontalPodAutoscaler without maxReplicas",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: hpa-no-max}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: web}
+  minReplicas: 1`,
+		want: []metav1.StatusCause{rule("spec.maxReplicas", maxRequired)},
+	}, {
+		name: "targetRef to a ScaledObject without maxReplicas",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: keda-no-max}
+spec:
+  targetRef: {apiVersion: keda.sh/v1alpha1, kind: ScaledObject, name: worker}
+  minReplicas: 0`,
+		want: []metav1.StatusCause{rule("spec.maxReplicas", maxRequired)},
+	}, {
+		name: "targetRef with minReplicas above maxReplicas",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: attached-min-above-max}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 6
+  maxReplicas: 3`,
+		want: []metav1.StatusCause{rule("spec.minReplicas", "minReplicas must not be greater than maxReplicas")},
+	}, {
+		name: "targetRef with a negative minReplicas and an empty name",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: attached-negative}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: ""}
+  minReplicas: -1`,
+		want: []metav1.StatusCause{
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.minReplicas", Message: "Invalid value: -1: spec.minReplicas in body should be greater than or equal to 0"},
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.targetRef.name", Message: `Invalid value: "": spec.targetRef.name in body should be at least 1 chars long`},
+		},
+	}, {
 		name: "autoscaler with an unknown overlapPolicy",
 		manifest: `
 apiVersion: autoscaling.almanac.dev/v1alpha1
@@ -576,6 +664,75 @@ spec:
 	}
 }
 
+const (
+	exactlyOneMode = "exactly one of horizontalPodAutoscalerSpec (almanac generates the HorizontalPodAutoscaler) and targetRef (almanac attaches to an object that exists) is required"
+	maxRequired    = "maxReplicas is required when targetRef is a HorizontalPodAutoscaler or a ScaledObject: it is the baseline maximum that the target has whenever no Schedule is active"
+	noSwitching    = "a ScheduledPodAutoscaler cannot switch between horizontalPodAutoscalerSpec and targetRef: create a new ScheduledPodAutoscaler instead " +
+		"(deleting this one leaves an attached target at its baseline, and deletes a generated HorizontalPodAutoscaler)"
+)
+
+// TestAutoscalerCannotSwitchModes: an update from a generated HorizontalPodAutoscaler to
+// targetRef, or back, is refused by the CRD's transition rule; an update within a mode is not.
+func TestAutoscalerCannotSwitchModes(t *testing.T) {
+	ns := newNamespace(t)
+	const (
+		generated = `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: NAME}
+spec:
+  horizontalPodAutoscalerSpec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    maxReplicas: 5`
+		attached = `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: NAME}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: web}
+  minReplicas: 1
+  maxReplicas: MAX`
+	)
+	tests := []struct {
+		name, from, to string
+		want           []metav1.StatusCause // nil: accepted
+	}{
+		{name: "to-attached", from: generated, to: attached, want: []metav1.StatusCause{rule("spec", noSwitching)}},
+		{name: "to-generated", from: attached, to: generated, want: []metav1.StatusCause{rule("spec", noSwitching)}},
+		{name: "within-attached", from: attached, to: strings.Replace(attached, "minReplicas: 1", "minReplicas: 2", 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			manifest := func(m string) string {
+				return strings.NewReplacer("NAME", tt.name, "MAX", "10").Replace(m)
+			}
+			obj := parse(t, manifest(tt.from))
+			obj.SetNamespace(ns)
+			if err := env.Client.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			updated := parse(t, manifest(tt.to))
+			updated.SetNamespace(ns)
+			updated.SetResourceVersion(obj.GetResourceVersion())
+			err := env.Client.Update(ctx, updated)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var status apierrors.APIStatus
+			if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
+				t.Fatalf("want a 422 Invalid, got %v", err)
+			}
+			if diff := cmp.Diff(tt.want, status.Status().Details.Causes); diff != "" {
+				t.Errorf("causes (-want +got):\n%s\nwhole error: %v", diff, err)
+			}
+		})
+	}
+}
+
 // TestKubectlExplain runs kubectl explain against the API server: every kind and the fields
 // users look up first are documented.
 func TestKubectlExplain(t *testing.T) {
@@ -635,7 +792,8 @@ func TestPrinterColumns(t *testing.T) {
 		args []string
 		want string // the header line, columns separated by single spaces
 	}{
-		{[]string{"get", "spa"}, "NAME MINPODS MAXPODS ACTIVE NEXT READY AGE"},
+		{[]string{"get", "spa"}, "NAME MINPODS MAXPODS ACTIVE NEXT SUSPENDED READY AGE"},
+		{[]string{"get", "spa", "-o", "wide"}, "NAME TARGET MINPODS MAXPODS ACTIVE NEXT SUSPENDED READY AGE"},
 		{[]string{"get", "schedule"}, "NAME REFERENCE TYPE MINPODS MAXPODS STATUS AGE"},
 		{[]string{"get", "schedule", "-o", "wide"}, "NAME REFERENCE TYPE STARTTIME ENDTIME STARTDAYOFWEEK ENDDAYOFWEEK DAYSOFWEEK TIMEZONE MINPODS MAXPODS STATUS AGE"},
 		{[]string{"get", "sj"}, "NAME AT SCHEDULE TIMEZONE SUSPEND PHASE LAST NEXT AGE"},

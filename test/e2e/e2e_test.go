@@ -90,6 +90,7 @@ func TestE2E(t *testing.T) {
 	step(t, "admission policy: no manager Jobs in kube-system", testManagerJobsPolicy)
 	step(t, "scaling and Jobs", func(t *testing.T) {
 		t.Run("scaling", func(t *testing.T) { t.Parallel(); testScaling(t) })
+		t.Run("attached to Helm's HPA and a Deployment", func(t *testing.T) { t.Parallel(); testAttached(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })

@@ -27,7 +27,7 @@ var env *testenv.Env
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	var err error
-	if env, err = testenv.Start(); err != nil {
+	if env, err = testenv.StartWith(testenv.Options{KEDA: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -7,10 +7,12 @@ package testenv
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -60,6 +62,28 @@ type Options struct {
 	// HTTPS server whose host, port and certificates are in Env.Webhook. Requests for
 	// almanac's kinds fail until a manager serves the webhooks there.
 	Webhooks bool
+	// KEDA also installs KEDA's ScaledObject CRD, taken from KEDA's own module (KEDAVersion).
+	KEDA bool
+}
+
+// KEDAVersion is the KEDA release whose CRDs the tests install.
+const KEDAVersion = "v2.21.0"
+
+// KEDACRDPaths returns KEDA's CRD files from its module at KEDAVersion, downloaded through
+// the Go module proxy into the module cache (once; later runs find it there).
+func KEDACRDPaths() ([]string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/kedacore/keda/v2@"+KEDAVersion)
+	cmd.Dir = os.TempDir() // outside the module: nothing is added to go.mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("failed to download KEDA %s from the Go module proxy: %w", KEDAVersion, err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return nil, fmt.Errorf("failed to download KEDA %s: %s %w", KEDAVersion, mod.Error, err)
+	}
+	return []string{filepath.Join(mod.Dir, "config", "crd", "bases", "keda.sh_scaledobjects.yaml")}, nil
 }
 
 // Start starts kube-apiserver and etcd and installs the CRDs from config/crd/bases.
@@ -75,6 +99,13 @@ func StartWith(opts Options) (*Env, error) {
 		Scheme:                scheme.Scheme,
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+	}
+	if opts.KEDA {
+		paths, err := KEDACRDPaths()
+		if err != nil {
+			return nil, err
+		}
+		e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, paths...)
 	}
 	if opts.Webhooks {
 		e.WebhookInstallOptions = envtest.WebhookInstallOptions{

@@ -48,4 +48,19 @@ const (
 	// windows than almanac compares (timing.MaxWindows), or the autoscaler has more Schedules
 	// than almanac compares (MaxSchedules). The message says which, and what to change.
 	ReasonNotCompared = "NotCompared"
+
+	// ReasonTargetNotFound: the object that spec.targetRef names does not exist; almanac
+	// writes nothing and tries again when it appears.
+	ReasonTargetNotFound = "TargetNotFound"
+	// ReasonTargetKindNotServed: the API server serves no resource of targetRef's apiVersion
+	// and kind (for a ScaledObject: KEDA is not installed), or the manager may not read it.
+	ReasonTargetKindNotServed = "TargetKindNotServed"
+	// ConditionConflict is True on an attached ScheduledPodAutoscaler while almanac has
+	// stopped writing its target because another field manager keeps changing the fields that
+	// almanac owns (MaxPutBacks in PutBackWindow); the message names the manager and the field
+	// and says what to configure. It goes when the spec changes; it is absent otherwise.
+	ConditionConflict = "Conflict"
+	// ReasonFieldManagerConflict: another field manager keeps writing a field that almanac
+	// owns.
+	ReasonFieldManagerConflict = "FieldManagerConflict"
 )

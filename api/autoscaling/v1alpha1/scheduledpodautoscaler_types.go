@@ -67,8 +67,8 @@ type ScheduledPodAutoscalerSpec struct {
 
 	// maxReplicas is, with targetRef, the baseline maximum (maxReplicas, or
 	// maxReplicaCount) whenever no Schedule is active. Required for a HorizontalPodAutoscaler
-	// or ScaledObject target; a workload's scale subresource has no maximum, so there it
-	// only caps what the Schedules ask for. Not used with horizontalPodAutoscalerSpec.
+	// or ScaledObject target. A workload's scale subresource has no maximum: there it is not
+	// used, and admission warns. Not used with horizontalPodAutoscalerSpec.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
@@ -86,6 +86,7 @@ type ScheduledPodAutoscalerSpec struct {
 	// suspend, when true, ignores every Schedule and keeps the HorizontalPodAutoscaler (or
 	// the target) at the baseline. Default false.
 	// +optional
+	// +kubebuilder:default=false
 	Suspend bool `json:"suspend,omitempty"`
 }
 
@@ -167,11 +168,11 @@ type ScheduledPodAutoscalerStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=spa,categories=almanac
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.name`,priority=1
-// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,priority=1
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.status.minReplicas`
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.status.maxReplicas`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeSchedules`
 // +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextTransitionTime`
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ScheduledPodAutoscaler struct {

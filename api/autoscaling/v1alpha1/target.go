@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -110,3 +112,16 @@ func ScheduledPodAutoscalerTarget(obj runtime.Object) []string {
 	}
 	return out
 }
+
+// ReleaseFinalizer is on every attached ScheduledPodAutoscaler: before it goes, the reconciler
+// leaves its target at the baseline and owned by no almanac field manager.
+const ReleaseFinalizer = "autoscaling.almanac.dev/release-target"
+
+// The fight rule: when another field manager (a Helm upgrade, an Argo CD sync) writes a field
+// that almanac owns on an attached target, almanac puts its value back, with an event naming
+// that manager; after MaxPutBacks put-backs within PutBackWindow it stops writing and sets the
+// Conflict condition, until the ScheduledPodAutoscaler's spec changes.
+const (
+	MaxPutBacks   = 3
+	PutBackWindow = 5 * time.Minute
+)

@@ -1,0 +1,356 @@
+package scheduledpodautoscaler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrlsource "sigs.k8s.io/controller-runtime/pkg/source"
+
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/api/timing"
+)
+
+// An attached ScheduledPodAutoscaler (spec.targetRef) changes an object that someone else
+// owns, and only the fields that carry its bounds:
+//
+//   - a HorizontalPodAutoscaler's spec.minReplicas and spec.maxReplicas, and a ScaledObject's
+//     spec.minReplicaCount and spec.maxReplicaCount, by server-side apply under
+//     index.FieldManager (an apply of those two fields alone: everything else stays with its
+//     owner);
+//   - a workload's replicas, through its scale subresource (a merge patch under
+//     index.FieldManager), set to the effective minReplicas.
+//
+// The target is read around the cache (it is one GET per reconcile of an attached autoscaler,
+// which runs at its boundaries and when the target changes), and watched as metadata, so that
+// another manager's write is seen and put back.
+//
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;patch
+// +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch;patch
+
+// targetFields are the paths, in the target object, of the fields almanac owns: min and max
+// (max empty for a scale subresource, whose replicas are at min's path).
+func targetFields(kind autoscalingv1alpha1.TargetKind) (minPath, maxPath []string) {
+	switch kind {
+	case autoscalingv1alpha1.TargetHPA:
+		return []string{"spec", "minReplicas"}, []string{"spec", "maxReplicas"}
+	case autoscalingv1alpha1.TargetScaledObject:
+		return []string{"spec", "minReplicaCount"}, []string{"spec", "maxReplicaCount"}
+	default:
+		return []string{"spec", "replicas"}, nil
+	}
+}
+
+// live is an attached target as read from the API server.
+type live struct {
+	obj *unstructured.Unstructured
+	// min and max are the values of the fields almanac owns (max unset for a scale
+	// subresource; min is its replicas); nil when the field is absent.
+	min, max *int32
+}
+
+// errNotServed wraps a target whose kind the API server does not serve.
+var errNotServed = errors.New("kind not served")
+
+// readTarget reads ref in namespace around the cache: nil when it does not exist.
+func (r *Reconciler) readTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference) (*live, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(ref.GroupVersionKind())
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, u)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case meta.IsNoMatchError(err):
+		return nil, fmt.Errorf("%w: %w", errNotServed, err)
+	case err != nil:
+		return nil, fmt.Errorf("failed to read %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
+	}
+	l := &live{obj: u}
+	kind := ref.TargetKind()
+	if kind == autoscalingv1alpha1.TargetScale {
+		// A subresource read is never served from the cache.
+		// A subresource read is never served from the cache.
+		scale := &unstructured.Unstructured{}
+		scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+		if err := r.Client.SubResource("scale").Get(ctx, u, scale); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("%w: %s %s has no scale subresource: attach to an object that has one (a Deployment, a StatefulSet, a custom resource with a scale subresource)",
+					errNotServed, ref.Kind, klog.KRef(namespace, ref.Name))
+			}
+			return nil, fmt.Errorf("failed to read the scale of %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
+		}
+		l.min = intField(scale, []string{"spec", "replicas"})
+		if l.min == nil {
+			l.min = new(int32(0)) // omitted: zero
+		}
+		return l, nil
+	}
+	minPath, maxPath := targetFields(kind)
+	l.min, l.max = intField(u, minPath), intField(u, maxPath)
+	return l, nil
+}
+
+func intField(u *unstructured.Unstructured, path []string) *int32 {
+	v, ok, err := unstructured.NestedInt64(u.Object, path...)
+	if !ok || err != nil {
+		return nil
+	}
+	return new(int32(v))
+}
+
+// upToDateTarget reports whether l has the bounds b.
+func upToDateTarget(kind autoscalingv1alpha1.TargetKind, l *live, b timing.Bounds) bool {
+	if l.min == nil || *l.min != b.Min {
+		return false
+	}
+	return kind == autoscalingv1alpha1.TargetScale || l.max != nil && *l.max == b.Max
+}
+
+// writeTarget writes the bounds b to the target.
+func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *live, b timing.Bounds) error {
+	kind := ref.TargetKind()
+	if kind == autoscalingv1alpha1.TargetScale {
+		patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, b.Min)
+		if err := r.Client.SubResource("scale").Patch(ctx, l.obj.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(index.FieldManager)); err != nil {
+			return fmt.Errorf("failed to set the replicas of %s %s to %d: %w", ref.Kind, klog.KRef(namespace, ref.Name), b.Min, err)
+		}
+		return nil
+	}
+	minPath, maxPath := targetFields(kind)
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(ref.APIVersion)
+	u.SetKind(ref.Kind)
+	u.SetNamespace(namespace)
+	u.SetName(ref.Name)
+	// Server-side apply creates an object that does not exist: the UID precondition keeps
+	// an apply that races with the target's deletion from creating a half object.
+	u.SetUID(l.obj.GetUID())
+	if err := unstructured.SetNestedField(u.Object, int64(b.Min), minPath...); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(u.Object, int64(b.Max), maxPath...); err != nil {
+		return err
+	}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s %s: %w", b.Min, b.Max, ref.Kind, klog.KRef(namespace, ref.Name), err)
+	}
+	return nil
+}
+
+// letGo leaves the target at the baseline (minReplicas, and maxReplicas unless it is nil: then
+// the target keeps its maximum) and owned by no almanac field manager: it writes the baseline,
+// then removes almanac's entries from the target's managedFields (a JSON patch that tests
+// each entry's manager, so it removes nothing else). No field is removed: an apply without
+// them would delete the fields that only almanac owned (minReplicas would fall to 1). A target
+// that is gone needs nothing.
+func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, minReplicas int32, maxReplicas *int32) error {
+	l, err := r.readTarget(ctx, namespace, ref)
+	if l == nil || errors.Is(err, errNotServed) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b := timing.Bounds{Min: minReplicas, Max: max(minReplicas, ptr.Deref(maxReplicas, ptr.Deref(l.max, minReplicas)))}
+	if !upToDateTarget(ref.TargetKind(), l, b) {
+		if err := r.writeTarget(ctx, namespace, ref, l, b); err != nil {
+			return err
+		}
+		if l, err = r.readTarget(ctx, namespace, ref); l == nil || err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	patch := disownPatch(l.obj.GetManagedFields())
+	if patch == nil {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, l.obj, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to remove almanac's field ownership from %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Let go of the target", "target", ref.String(), "minReplicas", b.Min, "maxReplicas", b.Max)
+	return nil
+}
+
+// disownPatch is the JSON patch that removes almanac's managedFields entries, or nil when
+// there are none. An empty managedFields in a request means "unchanged" to the API server, so
+// when almanac's are the only entries the list becomes [{}], which clears it.
+func disownPatch(entries []metav1.ManagedFieldsEntry) []byte {
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value,omitempty"`
+	}
+	var ops []op
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Manager != index.FieldManager {
+			continue
+		}
+		p := fmt.Sprintf("/metadata/managedFields/%d", i)
+		ops = append(ops, op{Op: "test", Path: p + "/manager", Value: index.FieldManager}, op{Op: "remove", Path: p})
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if len(ops)/2 == len(entries) {
+		ops = []op{{Op: "test", Path: "/metadata/managedFields/0/manager", Value: index.FieldManager}, {Op: "replace", Path: "/metadata/managedFields", Value: []map[string]any{{}}}}
+	}
+	raw, _ := json.Marshal(ops)
+	return raw
+}
+
+// otherManagers returns the field managers other than almanac's that own the field at path
+// (a target's spec.minReplicas, say), sorted: who changed it.
+func otherManagers(entries []metav1.ManagedFieldsEntry, path []string) []string {
+	var out []string
+	for _, e := range entries {
+		if e.Manager == index.FieldManager || e.FieldsV1 == nil {
+			continue
+		}
+		var tree map[string]any
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &tree) != nil {
+			continue
+		}
+		node, ok := any(tree), true
+		for _, p := range path {
+			m, isMap := node.(map[string]any)
+			if !isMap {
+				ok = false
+				break
+			}
+			if node, ok = m["f:"+p]; !ok {
+				break
+			}
+		}
+		if ok && !slices.Contains(out, e.Manager) {
+			out = append(out, e.Manager)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// putBacks remembers, per autoscaler, when almanac put back a value that another manager had
+// changed, for the fight rule (autoscalingv1alpha1.MaxPutBacks in PutBackWindow). It is
+// memory only: after a restart the count starts again.
+type putBacks struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName][]time.Time
+}
+
+// add records a put-back at now and reports how many fall within the window.
+func (p *putBacks) add(key types.NamespacedName, now time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen == nil {
+		p.seen = map[types.NamespacedName][]time.Time{}
+	}
+	recent := slices.DeleteFunc(append(p.seen[key], now), func(t time.Time) bool {
+		return now.Sub(t) >= autoscalingv1alpha1.PutBackWindow
+	})
+	p.seen[key] = recent
+	return len(recent)
+}
+
+func (p *putBacks) forget(key types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.seen, key)
+}
+
+// watchTarget makes sure that changes of objects of ref's kind wake the autoscalers attached
+// to them: a watch of their metadata (generation and owners), started once per kind.
+// HorizontalPodAutoscalers are watched already (typed, from SetupWithManager).
+func (r *Reconciler) watchTarget(ref autoscalingv1alpha1.TargetReference) error {
+	gvk := ref.GroupVersionKind()
+	if ref.TargetKind() == autoscalingv1alpha1.TargetHPA || r.ctrl == nil {
+		return nil
+	}
+	gk := gvk.GroupKind()
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watched[gk] {
+		return nil
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	src := ctrlsource.Kind(r.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(r.attachedTo(gk)), targetChanged{})
+	if err := r.ctrl.Watch(src); err != nil {
+		return fmt.Errorf("failed to watch %s: %w", gk, err)
+	}
+	if r.watched == nil {
+		r.watched = map[schema.GroupKind]bool{}
+	}
+	r.watched[gk] = true
+	return nil
+}
+
+// attachedTo maps an object of kind gk to the autoscalers attached to it (or letting go of it).
+func (r *Reconciler) attachedTo(gk schema.GroupKind) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		list := &autoscalingv1alpha1.ScheduledPodAutoscalerList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+			client.MatchingFields{autoscalingv1alpha1.TargetField: autoscalingv1alpha1.TargetIndexValue(gk.Group, gk.Kind, obj.GetName())}); err != nil {
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
+}
+
+// targetChanged lets through the creation and deletion of a target and the changes of its
+// spec (its generation): a status write by the target's own controller is not almanac's
+// concern.
+type targetChanged struct {
+	predicate.Funcs
+}
+
+func (targetChanged) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration()
+}
+
+// conflictMessage says who fights almanac over which field, and what to configure.
+func conflictMessage(ref autoscalingv1alpha1.TargetReference, managers []string, field string) string {
+	who := "another field manager"
+	if len(managers) > 0 {
+		who = "field manager " + strings.Join(quoteAll(managers), ", ")
+	}
+	return fmt.Sprintf("%s keeps changing %s of %s (%d times within %s), and almanac has stopped putting its value back: "+
+		"stop that manager from writing the field (Argo CD: ignoreDifferences on /%s with managedFieldsManagers [almanac]; Helm or Kustomize: "+
+		"drop the field from the manifest, see docs/scaling.md), then change this ScheduledPodAutoscaler's spec to resume",
+		who, field, ref.String(), autoscalingv1alpha1.MaxPutBacks, autoscalingv1alpha1.PutBackWindow, strings.ReplaceAll(field, ".", "/"))
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// shopChart is a small chart as a team would have: a Deployment and its HPA, whose
+// minReplicas the chart renders.
+var shopChart = map[string]string{
+	"Chart.yaml":  "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+	"values.yaml": "minReplicas: 1\nmaxReplicas: 2\nrevision: one\n",
+	"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop, annotations: {revision: "{{ .Values.revision }}"}}
+spec:
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: httpd
+        image: ` + busybox + `
+        imagePullPolicy: Never
+        command: [/bin/sh, -c, "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"]
+        readinessProbe: {httpGet: {path: /index.html, port: 8080}, periodSeconds: 1}
+        resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 32Mi}}
+`,
+	"templates/hpa.yaml": `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: shop, annotations: {revision: "{{ .Values.revision }}"}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: shop}
+  minReplicas: {{ .Values.minReplicas }}
+  maxReplicas: {{ .Values.maxReplicas }}
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+`,
+}
+
+// testAttached: almanac attached to what a team already runs. An HPA installed by Helm from a
+// small chart is raised at a boundary, with Pods to match; a `helm upgrade` inside the window
+// (Helm 4 applies server-side: without --force-conflicts it is refused on the field almanac
+// owns; with it, it writes its value and almanac puts the window's back at once); a Deployment
+// without an HPA goes to 0 replicas in a window and back.
+func testAttached(t *testing.T) {
+	ns := namespace(t, "e2e-attached")
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, body := range shopChart {
+		path := filepath.Join(dir, "shop", name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chart := filepath.Join(dir, "shop")
+	mustHelm(t, "install", "shop", chart, "-n", ns, "--wait", "--timeout", "2m")
+
+	start := nextBoundary(40 * time.Second)
+	end := start.Add(2 * time.Minute)
+	mustApply(t, ns, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nightly}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: nightly}}
+  template:
+    metadata: {labels: {app: nightly}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: sleep
+        image: `+busybox+`
+        imagePullPolicy: Never
+        command: [/bin/sleep, "3600"]
+        resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 32Mi}}
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: shop}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: shop}
+  minReplicas: 1
+  maxReplicas: 2
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: shop-sale}
+spec:
+  scaleTargetRef: {name: shop}
+  type: OneShot
+  startTime: "`+wall(start)+`"
+  endTime: "`+wall(end)+`"
+  timeZone: UTC
+  minReplicas: 3
+  maxReplicas: 4
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: nightly}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: nightly}
+  minReplicas: 1
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: nightly-off}
+spec:
+  scaleTargetRef: {name: nightly}
+  type: OneShot
+  startTime: "`+wall(start)+`"
+  endTime: "`+wall(end)+`"
+  timeZone: UTC
+  minReplicas: 0
+`)
+	bounds := hpaBounds(ns, "shop")
+	replicas := func() (int32, int32, error) {
+		d := &appsv1.Deployment{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, d); err != nil {
+			return 0, 0, err
+		}
+		var r int32 = 1
+		if d.Spec.Replicas != nil {
+			r = *d.Spec.Replicas
+		}
+		return r, d.Status.ReadyReplicas, nil
+	}
+	seen := watchBounds(bounds, end.Add(90*time.Second))
+	nightly := watchBounds(replicas, end.Add(90*time.Second))
+	t.Logf("Helm's HPA shop at 1-2 and Deployment nightly at 1; the windows open at %s and close at %s", start.Format(time.TimeOnly), end.Format(time.TimeOnly))
+
+	opened, ok := seen.first(3, 4, time.Time{})
+	if !ok {
+		t.Fatalf("Helm's HPA never had bounds 3-4; it went through %v", seen.all())
+	}
+	if opened.Before(start) {
+		t.Errorf("bounds 3-4 at %s, before the window opened at %s", opened.Format(time.StampMilli), start.Format(time.StampMilli))
+	}
+	t.Logf("Helm's HPA at 3-4 %s after the boundary", opened.Sub(start).Round(time.Millisecond))
+	eventually(t, 90*time.Second, "Deployment shop at 3 ready replicas", func() error {
+		d := &appsv1.Deployment{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, d); err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas < 3 {
+			return fmt.Errorf("%d ready", d.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	t.Logf("Deployment shop reached 3 ready Pods %s after the boundary", time.Since(start).Round(time.Second))
+	off, ok := nightly.first(0, 0, time.Time{})
+	if !ok || off.Before(start) {
+		t.Errorf("Deployment nightly: want 0 replicas from %s, got %v", start.Format(time.StampMilli), nightly.all())
+	} else {
+		t.Logf("Deployment nightly at 0 replicas (none ready) %s after the boundary", off.Sub(start).Round(time.Millisecond))
+	}
+
+	// A helm upgrade inside the window. Helm 4 applies server-side: the chart's minReplicas 1
+	// conflicts with almanac's 3, and Helm refuses the upgrade, naming almanac.
+	r := helm(t, "upgrade", "shop", chart, "-n", ns, "--set", "revision=two")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "almanac") {
+		t.Errorf("helm upgrade inside the window: want it refused by a conflict with almanac's minReplicas, got %s", r)
+	} else {
+		t.Logf("helm upgrade without --force-conflicts: %s", firstLines(strings.TrimSpace(r.stderr), 3))
+	}
+	// With --force-conflicts Helm takes the fields and writes 1-2; almanac puts 3-4 back at
+	// once.
+	before := time.Now()
+	mustHelm(t, "upgrade", "shop", chart, "-n", ns, "--set", "revision=three", "--force-conflicts")
+	undone, undoneSeen := seen.first(1, 2, before)
+	back, ok := seen.first(3, 4, before)
+	switch {
+	case !ok:
+		t.Errorf("after helm upgrade --force-conflicts the window's bounds never came back: %v", seen.all())
+	case undoneSeen && back.Sub(undone) > 3*time.Second:
+		t.Errorf("Helm's 1-2 stood for %s before almanac put 3-4 back, want one reconcile (well under 3 s): %v", back.Sub(undone), seen.all())
+	case undoneSeen:
+		t.Logf("helm upgrade --force-conflicts wrote 1-2; almanac put 3-4 back after %s", back.Sub(undone).Round(time.Millisecond))
+	default:
+		t.Logf("helm upgrade --force-conflicts: its 1-2 was put back before a 100 ms poll saw it")
+	}
+	eventually(t, 10*time.Second, "an event naming helm", func() error {
+		out := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=shop,reason=TargetChanged", "-o", "jsonpath={.items[*].message}")
+		if !strings.Contains(out, `helm`) {
+			return fmt.Errorf("TargetChanged events: %q", out)
+		}
+		t.Logf("event: %s", firstLines(out, 1))
+		return nil
+	})
+
+	closed, ok := seen.first(1, 2, back)
+	if !ok || closed.Before(end) {
+		t.Errorf("the baseline 1-2: want it from %s, got %v", end.Format(time.StampMilli), seen.all())
+	} else {
+		t.Logf("Helm's HPA back at 1-2 %s after the window closed", closed.Sub(end).Round(time.Millisecond))
+	}
+	on, ok := nightly.first(1, 1, off)
+	if !ok || on.Before(end) {
+		t.Errorf("Deployment nightly: want 1 ready replica again after %s, got %v", end.Format(time.StampMilli), nightly.all())
+	} else {
+		t.Logf("Deployment nightly back at 1 ready replica %s after the window closed", on.Sub(end).Round(time.Millisecond))
+	}
+
+	// Deleting the autoscaler leaves Helm's HPA at the baseline, minReplicas still set, and
+	// owned by no almanac field manager.
+	mustKubectl(t, "delete", "scheduledpodautoscaler", "shop", "-n", ns, "--wait=true", "--timeout=60s")
+	managers := mustKubectl(t, "get", "hpa", "shop", "-n", ns, "-o", "jsonpath={.metadata.managedFields[*].manager}")
+	if strings.Contains(" "+managers+" ", " almanac ") {
+		t.Errorf("after the autoscaler was deleted, the HPA's field managers are %q, want no almanac", managers)
+	}
+	if minR := mustKubectl(t, "get", "hpa", "shop", "-n", ns, "-o", "jsonpath={.spec.minReplicas}"); minR != "1" {
+		t.Errorf("after the autoscaler was deleted, the HPA's minReplicas is %q, want 1", minR)
+	}
+}

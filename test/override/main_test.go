@@ -1,0 +1,128 @@
+// Package override_test runs `almanac override` (its Go entry point, override.Run, through a
+// kubeconfig) against a real kube-apiserver and etcd, with almanac's admission webhooks and
+// both scaling reconcilers running in a manager: an override changes the autoscaler's bounds,
+// --list shows it, the Schedule reconciler deletes it once its window has ended (and leaves an
+// ordinary Schedule that ended with it), --remove deletes one sooner, admission's answers are
+// printed, and a user without create on Schedules is told so.
+//
+// The manager, its webhooks and the command share one clock that runs at the real rate but is
+// offset (offsetClock, as in test/scaling), so that the end of a window written in whole
+// minutes is a few seconds ahead and the reconciler's RequeueAfter is waited for in real time,
+// as in production. The tests set it in turn, so they do not run in parallel.
+package override_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/almanac-dev/almanac/api/scheme"
+	"github.com/almanac-dev/almanac/reconcilers/base"
+	"github.com/almanac-dev/almanac/reconcilers/schedule"
+	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/test/testenv"
+	"github.com/almanac-dev/almanac/webhooks"
+)
+
+var (
+	env *testenv.Env
+	// clk is the clock of the manager, its webhooks and the command.
+	clk = newOffsetClock(time.Date(2030, time.June, 1, 9, 0, 0, 0, time.UTC))
+)
+
+// offsetClock runs at the real rate, shifted by an offset that can be moved; its timers are
+// real ones.
+type offsetClock struct {
+	clock.RealClock
+	offset atomic.Int64
+}
+
+func newOffsetClock(now time.Time) *offsetClock {
+	c := &offsetClock{}
+	c.set(now)
+	return c
+}
+
+// set moves the clock so that it reads now.
+func (c *offsetClock) set(now time.Time) { c.offset.Store(int64(time.Until(now))) }
+
+func (c *offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func (c *offsetClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+var _ clock.WithDelayedExecution = (*offsetClock)(nil)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
+	var err error
+	if env, err = testenv.StartWith(testenv.Options{Webhooks: true}); err != nil {
+		return 0, err
+	}
+	defer func() { _ = env.Stop() }()
+	cfg := env.Config
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(env.Webhook),
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:                  testenv.CacheOptions(), // what the manager binary's cache keeps
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := testenv.RegisterIndexes(mgr); err != nil {
+		return 0, err
+	}
+	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
+		return 0, err
+	}
+	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
+	if err := scheduledpodautoscaler.New(mgr, clk, lanes).SetupWithManager(mgr); err != nil {
+		return 0, err
+	}
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes).SetupWithManager(mgr); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
+		}
+	}()
+	if err := env.WaitForWebhookServer(ctx, done); err != nil {
+		return 0, err
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return 0, errors.New("the manager's cache did not sync")
+	}
+	return m.Run(), nil
+}
