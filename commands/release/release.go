@@ -4,8 +4,11 @@
 // manager is gone nothing removes it, and deleting such a Job, its TTL cleanup or the
 // deletion of its namespace would wait forever. `almanac release` stops the manager (its
 // Deployment scaled to 0, its Pods waited for, so that it starts no Job after the pass), then
-// removes the finalizer from every Job that carries it. The chart runs it as a pre-delete
-// hook; after `helm uninstall --no-hooks`, or to stop using almanac without Helm, run it by
+// removes the finalizer from every Job that carries it. Every ScheduledPodAutoscaler attached to
+// an existing object (spec.targetRef) carries the finalizer autoscaling.almanac.dev/release-target
+// until the reconciler lets go of its target; `almanac release` lets go of each as the
+// reconciler does (the target left at the baseline, owned by no almanac field manager), then
+// removes that finalizer. The chart runs it as a pre-delete hook; after `helm uninstall --no-hooks`, or to stop using almanac without Helm, run it by
 // hand.
 package release
 
@@ -19,15 +22,20 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scheme"
 )
 
@@ -35,7 +43,8 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
-	// Namespaces are where to release Jobs; empty: every namespace.
+	// Namespaces are where to release Jobs and ScheduledPodAutoscalers; empty: every
+	// namespace.
 	Namespaces []string
 	// StopManager is the manager's Deployment, "namespace/name": scaled to 0 and waited for
 	// before the Jobs are released. Empty: the manager is not touched.
@@ -49,7 +58,7 @@ func NewCommand() *cobra.Command {
 	opts := Options{}
 	cmd := &cobra.Command{
 		Use:   "release",
-		Short: "Remove almanac's finalizer from its Jobs, before uninstalling almanac",
+		Short: "Remove almanac's finalizers from its Jobs and autoscalers, before uninstalling almanac",
 		Long: `Prepare the cluster for almanac to go: every Job almanac creates keeps the finalizer
 batch.almanac.dev/outcome until the manager records its run, and without the manager
 nothing removes it, so that deleting the Job, its TTL cleanup or the deletion of its
@@ -57,13 +66,17 @@ namespace would wait forever.
 
 With --stop-manager, the manager's Deployment is scaled to 0 first and its Pods are waited
 for, so that it starts no Job after the pass. Then the finalizer is removed from every Job
-that carries it, in every namespace (or those of --namespace). Nothing else is changed: the
-Jobs, their Pods and almanac's objects stay.
+that carries it, in every namespace (or those of --namespace). Last, every
+ScheduledPodAutoscaler attached to an existing object (spec.targetRef) lets go of its target
+as almanac does when one is deleted: the target (an HPA, a ScaledObject, a workload's scale)
+is left at the autoscaler's baseline and owned by no almanac field manager; then the finalizer
+autoscaling.almanac.dev/release-target is removed. Nothing else is changed: the Jobs, their
+Pods, the targets and almanac's objects stay.
 
 The Helm chart runs this as a pre-delete hook. After 'helm uninstall --no-hooks', run it by
 hand (it is safe to run more than once).
 
-Exit status: 0 when every Job carrying the finalizer was released, 1 otherwise, 2 on a usage
+Exit status: 0 when every Job and autoscaler carrying a finalizer was released, 1 otherwise, 2 on a usage
 or kubeconfig error.`,
 		Example: `  # What the chart's pre-delete hook runs:
   almanac release --stop-manager almanac-system/almanac
@@ -78,7 +91,7 @@ or kubeconfig error.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account).")
 	f.StringVar(&opts.Context, "context", "", "The kubeconfig context to use.")
-	f.StringSliceVarP(&opts.Namespaces, "namespace", "n", nil, "Release the Jobs of these namespaces only (repeat or separate with commas; default: every namespace).")
+	f.StringSliceVarP(&opts.Namespaces, "namespace", "n", nil, "Release the Jobs and ScheduledPodAutoscalers of these namespaces only (repeat or separate with commas; default: every namespace).")
 	f.StringVar(&opts.StopManager, "stop-manager", "", "The manager's Deployment, NAMESPACE/NAME: scaled to 0, and its Pods waited for, before the Jobs are released.")
 	f.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "How long the whole command may take.")
 	return cmd
@@ -143,10 +156,32 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "Released %d Jobs (removed the finalizer %s)%s\n", len(released), batchv1alpha1.FinalizerOutcome, listed(released))
-	if len(failed) > 0 {
-		return &Error{Code: 1, Msg: fmt.Sprintf("failed to release %d Jobs: %s; run almanac release again", len(failed), strings.Join(failed, "; "))}
+	var spaReleased, spaFailed []string
+	for _, ns := range namespaces {
+		r, f, err := releaseAutoscalers(ctx, c, ns)
+		spaReleased, spaFailed = append(spaReleased, r...), append(spaFailed, f...)
+		if err != nil {
+			return &Error{Code: 1, Msg: failures(failed, nil) + err.Error()}
+		}
+	}
+	fmt.Fprintf(out, "Released %d ScheduledPodAutoscalers (left their targets at the baseline, owned by no almanac field manager; removed the finalizer %s)%s\n",
+		len(spaReleased), autoscalingv1alpha1.ReleaseFinalizer, listed(spaReleased))
+	if len(failed)+len(spaFailed) > 0 {
+		return &Error{Code: 1, Msg: failures(failed, spaFailed) + "run almanac release again"}
 	}
 	return nil
+}
+
+// failures describes the Jobs and autoscalers that could not be released, ending in "; ".
+func failures(jobs, autoscalers []string) string {
+	var b strings.Builder
+	if len(jobs) > 0 {
+		fmt.Fprintf(&b, "failed to release %d Jobs: %s; ", len(jobs), strings.Join(jobs, "; "))
+	}
+	if len(autoscalers) > 0 {
+		fmt.Fprintf(&b, "failed to release %d ScheduledPodAutoscalers: %s; ", len(autoscalers), strings.Join(autoscalers, "; "))
+	}
+	return b.String()
 }
 
 // stopManager scales the Deployment to 0 and waits until none of its Pods is left.
@@ -225,7 +260,142 @@ func releaseJobs(ctx context.Context, c client.Client, namespace string) (releas
 	}
 }
 
-// maxListed is how many Job names the summary line names.
+// releaseAutoscalers lets go of the targets of every ScheduledPodAutoscaler in namespace
+// (every namespace for "") that carries autoscalingv1alpha1.ReleaseFinalizer and removes the
+// finalizer, a page at a time. It returns the autoscalers released and those that could not
+// be. Where almanac's CRDs are not served, there is none.
+func releaseAutoscalers(ctx context.Context, c client.Client, namespace string) (released, failed []string, err error) {
+	opts := []client.ListOption{client.Limit(pageSize)}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	for cont := ""; ; {
+		list := &autoscalingv1alpha1.ScheduledPodAutoscalerList{}
+		if err := c.List(ctx, list, append(opts, client.Continue(cont))...); err != nil {
+			if meta.IsNoMatchError(err) {
+				return released, failed, nil
+			}
+			where := "every namespace"
+			if namespace != "" {
+				where = "namespace " + namespace
+			}
+			return released, failed, fmt.Errorf("failed to list the ScheduledPodAutoscalers of %s: %w", where, err)
+		}
+		for i := range list.Items {
+			spa := &list.Items[i]
+			patch, ok := autoscalingv1alpha1.ReleaseFinalizerRemoval(spa.Finalizers)
+			if !ok {
+				continue
+			}
+			name := spa.Namespace + "/" + spa.Name
+			if err := letGoAll(ctx, c, spa); err != nil {
+				failed = append(failed, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+			if err := c.Patch(ctx, spa, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+				failed = append(failed, fmt.Sprintf("%s: failed to remove the finalizer: %v", name, err))
+				continue
+			}
+			released = append(released, name)
+		}
+		if cont = list.Continue; cont == "" {
+			return released, failed, nil
+		}
+	}
+}
+
+// letGoAll lets go of every target spa may hold: status.target (what it applied last) and
+// spec.targetRef, as the reconciler does.
+func letGoAll(ctx context.Context, c client.Client, spa *autoscalingv1alpha1.ScheduledPodAutoscaler) error {
+	var held []autoscalingv1alpha1.TargetReference
+	if t := spa.Status.Target; t != nil {
+		held = append(held, *t)
+	}
+	if t := spa.Spec.TargetRef; t != nil && (len(held) == 0 || held[0] != *t) {
+		held = append(held, *t)
+	}
+	for _, ref := range held {
+		if err := letGo(ctx, c, spa.Namespace, ref, spa.Spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// letGo leaves the target ref in namespace at the baseline of spec
+// (autoscalingv1alpha1.LetGoBounds) and owned by no almanac field manager, as the reconciler
+// does: it writes the baseline (an apply under almanac's field manager, or the scale
+// subresource's replicas), then removes almanac's managedFields entries. No field is removed.
+// A target that is gone, or whose kind is not served, needs nothing.
+func letGo(ctx context.Context, c client.Client, namespace string, ref autoscalingv1alpha1.TargetReference, spec autoscalingv1alpha1.ScheduledPodAutoscalerSpec) error {
+	what := fmt.Sprintf("%s %s/%s", ref.Kind, namespace, ref.Name)
+	read := func() (obj *unstructured.Unstructured, minReplicas, maxReplicas *int32, err error) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(ref.GroupVersionKind())
+		switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, u); {
+		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+			return nil, nil, nil, nil
+		case err != nil:
+			return nil, nil, nil, fmt.Errorf("failed to read %s: %w", what, err)
+		}
+		if ref.TargetKind() != autoscalingv1alpha1.TargetScale {
+			minPath, maxPath := autoscalingv1alpha1.TargetFields(ref.TargetKind())
+			return u, intField(u, minPath), intField(u, maxPath), nil
+		}
+		scale := &unstructured.Unstructured{}
+		scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+		if err := c.SubResource("scale").Get(ctx, u, scale); err != nil {
+			if apierrors.IsNotFound(err) { // no scale subresource (or gone): nothing written
+				return nil, nil, nil, nil
+			}
+			return nil, nil, nil, fmt.Errorf("failed to read the scale of %s: %w", what, err)
+		}
+		r := intField(scale, []string{"spec", "replicas"})
+		if r == nil {
+			r = new(int32(0))
+		}
+		return u, r, nil, nil
+	}
+	u, cur, curMax, err := read()
+	if u == nil || err != nil {
+		return err
+	}
+	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, curMax)
+	scaleKind := ref.TargetKind() == autoscalingv1alpha1.TargetScale
+	if cur == nil || *cur != lo || !scaleKind && (curMax == nil || *curMax != hi) {
+		if scaleKind {
+			if err := c.SubResource("scale").Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(lo)), client.FieldOwner(index.FieldManager)); err != nil {
+				return client.IgnoreNotFound(fmt.Errorf("failed to set the replicas of %s to %d: %w", what, lo, err))
+			}
+		} else {
+			a := autoscalingv1alpha1.BoundsApply(ref, namespace, string(u.GetUID()), lo, hi)
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(a), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
+				return client.IgnoreNotFound(fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s: %w", lo, hi, what, err))
+			}
+		}
+		if u, _, _, err = read(); u == nil || err != nil {
+			return err
+		}
+	}
+	patch := autoscalingv1alpha1.DisownPatch(u.GetManagedFields(), index.FieldManager)
+	if patch == nil {
+		return nil
+	}
+	if err := c.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to remove almanac's field ownership from %s: %w", what, err)
+	}
+	return nil
+}
+
+func intField(u *unstructured.Unstructured, path []string) *int32 {
+	v, ok, err := unstructured.NestedInt64(u.Object, path...)
+	if !ok || err != nil {
+		return nil
+	}
+	return new(int32(v))
+}
+
+// maxListed is how many names a summary line names.
 const maxListed = 20
 
 func listed(names []string) string {

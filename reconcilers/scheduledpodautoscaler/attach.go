@@ -51,18 +51,14 @@ func (r *Reconciler) release(ctx context.Context, spa *autoscalingv1alpha1.Sched
 		return nil
 	}
 	for _, ref := range targetsHeld(spa) {
-		if err := r.letGo(ctx, spa.Namespace, ref, ptr.Deref(spa.Spec.MinReplicas, 0), spa.Spec.MaxReplicas); err != nil {
+		if err := r.letGo(ctx, spa.Namespace, ref, spa.Spec); err != nil {
 			return err
 		}
 		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventTargetReleased, "Release",
 			"Let go of %s: left at the baseline (%s), owned by no almanac field manager", ref.String(), baselineText(spa))
 	}
-	orig := spa.DeepCopy()
-	controllerutil.RemoveFinalizer(spa, autoscalingv1alpha1.ReleaseFinalizer)
-	if err := r.Client.Patch(ctx, spa, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	return nil
+	patch, _ := autoscalingv1alpha1.ReleaseFinalizerRemoval(spa.Finalizers)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, spa, client.RawPatch(types.JSONPatchType, patch)))
 }
 
 // targetsHeld are the targets an autoscaler may own fields of: status.target (what it applied
@@ -91,7 +87,7 @@ func conflictHeld(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) bool {
 func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, now time.Time) (hpaState, error) {
 	ref := *spa.Spec.TargetRef
 	if old := spa.Status.Target; old != nil && *old != ref {
-		if err := r.letGo(ctx, spa.Namespace, *old, ptr.Deref(spa.Spec.MinReplicas, 0), spa.Spec.MaxReplicas); err != nil {
+		if err := r.letGo(ctx, spa.Namespace, *old, spa.Spec); err != nil {
 			return hpaState{applyErr: err}, err
 		}
 		r.Recorder.Eventf(spa, nil, corev1.EventTypeNormal, EventTargetReleased, "Release",
@@ -124,7 +120,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	var changedBy []string
 	var fieldName, was string
 	if st.Target != nil && *st.Target == ref && st.MinReplicas != nil && *st.MinReplicas == d.Bounds.Min && st.MaxReplicas == d.Bounds.Max {
-		minPath, maxPath := targetFields(kind)
+		minPath, maxPath := autoscalingv1alpha1.TargetFields(kind)
 		path, value := minPath, l.min
 		if l.min != nil && *l.min == d.Bounds.Min {
 			path, value = maxPath, l.max

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -51,19 +50,6 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch;patch
-
-// targetFields are the paths, in the target object, of the fields almanac owns: min and max
-// (max empty for a scale subresource, whose replicas are at min's path).
-func targetFields(kind autoscalingv1alpha1.TargetKind) (minPath, maxPath []string) {
-	switch kind {
-	case autoscalingv1alpha1.TargetHPA:
-		return []string{"spec", "minReplicas"}, []string{"spec", "maxReplicas"}
-	case autoscalingv1alpha1.TargetScaledObject:
-		return []string{"spec", "minReplicaCount"}, []string{"spec", "maxReplicaCount"}
-	default:
-		return []string{"spec", "replicas"}, nil
-	}
-}
 
 // live is an attached target as read from the API server.
 type live struct {
@@ -109,7 +95,7 @@ func (r *Reconciler) readTarget(ctx context.Context, namespace string, ref autos
 		}
 		return l, nil
 	}
-	minPath, maxPath := targetFields(kind)
+	minPath, maxPath := autoscalingv1alpha1.TargetFields(kind)
 	l.min, l.max = intField(u, minPath), intField(u, maxPath)
 	return l, nil
 }
@@ -134,40 +120,25 @@ func upToDateTarget(kind autoscalingv1alpha1.TargetKind, l *live, b timing.Bound
 func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *live, b timing.Bounds) error {
 	kind := ref.TargetKind()
 	if kind == autoscalingv1alpha1.TargetScale {
-		patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, b.Min)
-		if err := r.Client.SubResource("scale").Patch(ctx, l.obj.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(index.FieldManager)); err != nil {
+		if err := r.Client.SubResource("scale").Patch(ctx, l.obj.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(b.Min)), client.FieldOwner(index.FieldManager)); err != nil {
 			return fmt.Errorf("failed to set the replicas of %s %s to %d: %w", ref.Kind, klog.KRef(namespace, ref.Name), b.Min, err)
 		}
 		return nil
 	}
-	minPath, maxPath := targetFields(kind)
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetAPIVersion(ref.APIVersion)
-	u.SetKind(ref.Kind)
-	u.SetNamespace(namespace)
-	u.SetName(ref.Name)
-	// Server-side apply creates an object that does not exist: the UID precondition keeps
-	// an apply that races with the target's deletion from creating a half object.
-	u.SetUID(l.obj.GetUID())
-	if err := unstructured.SetNestedField(u.Object, int64(b.Min), minPath...); err != nil {
-		return err
-	}
-	if err := unstructured.SetNestedField(u.Object, int64(b.Max), maxPath...); err != nil {
-		return err
-	}
+	u := autoscalingv1alpha1.BoundsApply(ref, namespace, string(l.obj.GetUID()), b.Min, b.Max)
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s %s: %w", b.Min, b.Max, ref.Kind, klog.KRef(namespace, ref.Name), err)
 	}
 	return nil
 }
 
-// letGo leaves the target at the baseline (minReplicas, and maxReplicas unless it is nil: then
-// the target keeps its maximum) and owned by no almanac field manager: it writes the baseline,
+// letGo leaves the target at the baseline of spec (autoscalingv1alpha1.LetGoBounds) and owned
+// by no almanac field manager: it writes the baseline,
 // then removes almanac's entries from the target's managedFields (a JSON patch that tests
 // each entry's manager, so it removes nothing else). No field is removed: an apply without
 // them would delete the fields that only almanac owned (minReplicas would fall to 1). A target
 // that is gone needs nothing.
-func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, minReplicas int32, maxReplicas *int32) error {
+func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, spec autoscalingv1alpha1.ScheduledPodAutoscalerSpec) error {
 	l, err := r.readTarget(ctx, namespace, ref)
 	if l == nil || errors.Is(err, errNotServed) {
 		return nil
@@ -175,7 +146,8 @@ func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalin
 	if err != nil {
 		return err
 	}
-	b := timing.Bounds{Min: minReplicas, Max: max(minReplicas, ptr.Deref(maxReplicas, ptr.Deref(l.max, minReplicas)))}
+	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, l.max)
+	b := timing.Bounds{Min: lo, Max: hi}
 	if !upToDateTarget(ref.TargetKind(), l, b) {
 		if err := r.writeTarget(ctx, namespace, ref, l, b); err != nil {
 			return err
@@ -184,42 +156,15 @@ func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalin
 			return client.IgnoreNotFound(err)
 		}
 	}
-	patch := disownPatch(l.obj.GetManagedFields())
+	patch := autoscalingv1alpha1.DisownPatch(l.obj.GetManagedFields(), index.FieldManager)
 	if patch == nil {
 		return nil
 	}
 	if err := r.Client.Patch(ctx, l.obj, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to remove almanac's field ownership from %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Let go of the target", "target", ref.String(), "minReplicas", b.Min, "maxReplicas", b.Max)
+	ctrl.LoggerFrom(ctx).Info("Let go of the target", "target", ref.String(), "minReplicas", lo, "maxReplicas", hi)
 	return nil
-}
-
-// disownPatch is the JSON patch that removes almanac's managedFields entries, or nil when
-// there are none. An empty managedFields in a request means "unchanged" to the API server, so
-// when almanac's are the only entries the list becomes [{}], which clears it.
-func disownPatch(entries []metav1.ManagedFieldsEntry) []byte {
-	type op struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value,omitempty"`
-	}
-	var ops []op
-	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Manager != index.FieldManager {
-			continue
-		}
-		p := fmt.Sprintf("/metadata/managedFields/%d", i)
-		ops = append(ops, op{Op: "test", Path: p + "/manager", Value: index.FieldManager}, op{Op: "remove", Path: p})
-	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if len(ops)/2 == len(entries) {
-		ops = []op{{Op: "test", Path: "/metadata/managedFields/0/manager", Value: index.FieldManager}, {Op: "replace", Path: "/metadata/managedFields", Value: []map[string]any{{}}}}
-	}
-	raw, _ := json.Marshal(ops)
-	return raw
 }
 
 // otherManagers returns the field managers other than almanac's that own the field at path

@@ -1263,9 +1263,11 @@ func checkAsChartJob(t *testing.T, kubeconfig string) {
 
 // checkReleaseHook: `almanac release` runs before an uninstall deletes anything (pre-delete),
 // as a ServiceAccount whose objects are hooks too (they exist only while it runs), stops the
-// release's manager, releases the Jobs of the watched namespaces (every namespace when none
-// is set), and may do no more than list and patch Jobs there, and read and scale the
-// manager's Deployment and list Pods in the release namespace.
+// release's manager, releases the Jobs and attached ScheduledPodAutoscalers of the watched
+// namespaces (every namespace when none is set), and may do no more than list and patch Jobs
+// and ScheduledPodAutoscalers there, read and patch the targets an autoscaler attaches to
+// (HPAs, ScaledObjects, Deployments, StatefulSets, ReplicaSets and their scale subresources)
+// there, and read and scale the manager's Deployment and list Pods in the release namespace.
 func checkReleaseHook(t *testing.T, objs []rendered, watched []string) {
 	t.Helper()
 	var job *batchv1.Job
@@ -1297,13 +1299,43 @@ func checkReleaseHook(t *testing.T, objs []rendered, watched []string) {
 	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != "almanac-release" {
 		t.Errorf("the release hook runs as %q, want almanac-release", sa)
 	}
+	// The targets an attached autoscaler may hold, by group: read and patched (the baseline
+	// written, almanac's managedFields entries removed), nothing else.
+	targets := map[string][]string{
+		"autoscaling": {"horizontalpodautoscalers"},
+		"keda.sh":     {"scaledobjects"},
+		"apps":        {"deployments", "deployments/scale", "statefulsets", "statefulsets/scale", "replicasets", "replicasets/scale"},
+	}
+	isTarget := func(r rbacv1.PolicyRule) bool {
+		if len(r.APIGroups) != 1 || len(r.ResourceNames) != 0 {
+			return false
+		}
+		kinds := targets[r.APIGroups[0]]
+		return len(r.Resources) > 0 && !slices.ContainsFunc(r.Resources, func(res string) bool { return !slices.Contains(kinds, res) })
+	}
+	// granted["where"]["group/resource"] are the verbs the hook has there, outside the release
+	// namespace's own Role.
+	granted := map[string]map[string][]string{}
 	allowed := func(where string, r rbacv1.PolicyRule) {
 		switch {
 		case slices.Equal(r.Resources, []string{"jobs"}) && slices.Equal(r.Verbs, []string{"list", "patch"}):
+		case slices.Equal(r.APIGroups, []string{"autoscaling.almanac.dev"}) && slices.Equal(r.Resources, []string{"scheduledpodautoscalers"}) && slices.Equal(r.Verbs, []string{"list", "patch"}):
+		case isTarget(r) && slices.Equal(r.Verbs, []string{"get", "patch"}) && where != "Role render/almanac-release":
 		case slices.Equal(r.Resources, []string{"deployments"}) && slices.Equal(r.ResourceNames, []string{"almanac"}) && where == "Role render/almanac-release":
 		case slices.Equal(r.Resources, []string{"pods"}) && slices.Equal(r.Verbs, []string{"list"}) && where == "Role render/almanac-release":
 		default:
 			t.Errorf("%s grants more than the release hook needs: %+v", where, r)
+		}
+		if where == "Role render/almanac-release" {
+			return
+		}
+		if granted[where] == nil {
+			granted[where] = map[string][]string{}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				granted[where][g+"/"+res] = append(granted[where][g+"/"+res], r.Verbs...)
+			}
 		}
 	}
 	for _, cr := range find[*rbacv1.ClusterRole](objs) {
@@ -1320,6 +1352,29 @@ func checkReleaseHook(t *testing.T, objs []rendered, watched []string) {
 		if strings.HasPrefix(role.Name, "almanac-release") {
 			for _, r := range role.Rules {
 				allowed("Role "+role.Namespace+"/"+role.Name, r)
+			}
+		}
+	}
+	// And it may do all of that where the manager works.
+	wheres := []string{"ClusterRole almanac-release"}
+	if len(watched) > 0 {
+		wheres = nil
+		for _, ns := range watched {
+			wheres = append(wheres, "Role "+ns+"/almanac-release-jobs")
+		}
+	}
+	need := map[string][]string{"batch/jobs": {"list", "patch"}, "autoscaling.almanac.dev/scheduledpodautoscalers": {"list", "patch"}}
+	for g, kinds := range targets {
+		for _, res := range kinds {
+			need[g+"/"+res] = []string{"get", "patch"}
+		}
+	}
+	for _, where := range wheres {
+		for res, verbs := range need {
+			for _, v := range verbs {
+				if !slices.Contains(granted[where][res], v) {
+					t.Errorf("%s does not let the release hook %s %s: it cannot release what almanac holds there", where, v, res)
+				}
 			}
 		}
 	}
