@@ -84,7 +84,7 @@ func conflictHeld(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) bool {
 // applyTarget brings an attached target to the bounds d calls for: it lets go of a target that
 // spec.targetRef no longer names, reads the target, and writes it if it differs, unless the
 // fight rule holds.
-func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, now time.Time) (hpaState, error) {
+func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, last *applied, now time.Time) (hpaState, error) {
 	ref := *spa.Spec.TargetRef
 	if old := spa.Status.Target; old != nil && *old != ref {
 		if err := r.letGo(ctx, spa.Namespace, *old, spa.Spec); err != nil {
@@ -97,7 +97,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	if err := r.watchTarget(ref); err != nil {
 		return hpaState{applyErr: err}, err
 	}
-	l, err := r.readTarget(ctx, spa.Namespace, ref)
+	l, err := r.readTargetCached(ctx, spa.Namespace, ref, last)
 	switch {
 	case errors.Is(err, errNotServed):
 		return hpaState{notServed: err}, nil
@@ -129,16 +129,20 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 		if value != nil {
 			was = fmt.Sprintf("set it to %d", *value)
 		}
-		changedBy = otherManagers(l.obj.GetManagedFields(), path)
+		// Who changed it: the managedFields around the cache, which keeps only almanac's.
+		if full, err := r.readTarget(ctx, spa.Namespace, ref); err == nil && full != nil {
+			changedBy = otherManagers(full.obj.GetManagedFields(), path)
+		}
 		if n := r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, now); n > autoscalingv1alpha1.MaxPutBacks {
 			hs.fight = conflictMessage(ref, changedBy, fieldName)
 			return hs, nil
 		}
 	}
-	if err := r.writeTarget(ctx, spa.Namespace, ref, l, d.Bounds); err != nil {
+	version, err := r.writeTarget(ctx, spa.Namespace, ref, l, d.Bounds)
+	if err != nil {
 		return hpaState{applyErr: err, target: spa.Status.Target}, err
 	}
-	hs.appliedAt = r.Clock.Now()
+	hs.appliedAt, hs.appliedVersion = r.Clock.Now(), version
 	ctrl.LoggerFrom(ctx).V(1).Info("Applied the bounds to the target", "target", ref.String(),
 		"minReplicas", d.Bounds.Min, "maxReplicas", d.Bounds.Max, "active", d.Active)
 	if fieldName != "" {

@@ -164,7 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var hs hpaState
 	if spa.Attached() {
-		hs, err = r.applyTarget(ctx, spa, d, now)
+		hs, err = r.applyTarget(ctx, spa, d, last, now)
 	} else {
 		hs, err = r.applyHPA(ctx, spa, d, last)
 	}

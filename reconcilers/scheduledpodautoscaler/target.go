@@ -11,10 +11,12 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -108,6 +110,37 @@ func intField(u *unstructured.Unstructured, path []string) *int32 {
 	return new(int32(v))
 }
 
+// readTargetCached is readTarget that reads an autoscaling/v2 HorizontalPodAutoscaler from the
+// cache, which has them (SetupWithManager watches them), so that a reconcile at a boundary
+// costs no GET: at 100 attached autoscalers on one boundary the GETs doubled the requests per
+// transition (docs/performance.md). last is the write of an earlier reconcile whose transition
+// is not in status yet (nil if none): a cached HPA that is not the version that write returned
+// is read around the cache, as the generated HPAs are. The cache keeps only almanac's
+// managedFields entries of HPAs (api/index.TrimHPA): who changed a field is read around it.
+func (r *Reconciler) readTargetCached(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, last *applied) (*live, error) {
+	gvk := ref.GroupVersionKind()
+	if ref.TargetKind() != autoscalingv1alpha1.TargetHPA || gvk.Version != autoscalingv2.SchemeGroupVersion.Version {
+		return r.readTarget(ctx, namespace, ref)
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, hpa)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil // its creation wakes the autoscaler
+	case err != nil:
+		return nil, fmt.Errorf("failed to read %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
+	case last != nil && hpa.ResourceVersion != last.resourceVersion:
+		return r.readTarget(ctx, namespace, ref)
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hpa)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(gvk)
+	return &live{obj: u, min: hpa.Spec.MinReplicas, max: &hpa.Spec.MaxReplicas}, nil
+}
+
 // upToDateTarget reports whether l has the bounds b.
 func upToDateTarget(kind autoscalingv1alpha1.TargetKind, l *live, b timing.Bounds) bool {
 	if l.min == nil || *l.min != b.Min {
@@ -116,20 +149,21 @@ func upToDateTarget(kind autoscalingv1alpha1.TargetKind, l *live, b timing.Bound
 	return kind == autoscalingv1alpha1.TargetScale || l.max != nil && *l.max == b.Max
 }
 
-// writeTarget writes the bounds b to the target.
-func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *live, b timing.Bounds) error {
+// writeTarget writes the bounds b to the target and returns the target's resourceVersion
+// that the write returned ("" for a scale subresource).
+func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *live, b timing.Bounds) (string, error) {
 	kind := ref.TargetKind()
 	if kind == autoscalingv1alpha1.TargetScale {
 		if err := r.Client.SubResource("scale").Patch(ctx, l.obj.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(b.Min)), client.FieldOwner(index.FieldManager)); err != nil {
-			return fmt.Errorf("failed to set the replicas of %s %s to %d: %w", ref.Kind, klog.KRef(namespace, ref.Name), b.Min, err)
+			return "", fmt.Errorf("failed to set the replicas of %s %s to %d: %w", ref.Kind, klog.KRef(namespace, ref.Name), b.Min, err)
 		}
-		return nil
+		return "", nil
 	}
 	u := autoscalingv1alpha1.BoundsApply(ref, namespace, string(l.obj.GetUID()), b.Min, b.Max)
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s %s: %w", b.Min, b.Max, ref.Kind, klog.KRef(namespace, ref.Name), err)
+		return "", fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s %s: %w", b.Min, b.Max, ref.Kind, klog.KRef(namespace, ref.Name), err)
 	}
-	return nil
+	return u.GetResourceVersion(), nil // the apply's answer is decoded into u
 }
 
 // letGo leaves the target at the baseline of spec (autoscalingv1alpha1.LetGoBounds) and owned
@@ -149,7 +183,7 @@ func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalin
 	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, l.max)
 	b := timing.Bounds{Min: lo, Max: hi}
 	if !upToDateTarget(ref.TargetKind(), l, b) {
-		if err := r.writeTarget(ctx, namespace, ref, l, b); err != nil {
+		if _, err := r.writeTarget(ctx, namespace, ref, l, b); err != nil {
 			return err
 		}
 		if l, err = r.readTarget(ctx, namespace, ref); l == nil || err != nil {
