@@ -120,6 +120,18 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	var changedBy []string
 	var fieldName, was string
 	if st.Target != nil && *st.Target == ref && st.MinReplicas != nil && *st.MinReplicas == d.Bounds.Min && st.MaxReplicas == d.Bounds.Max {
+		// Read around the cache: a cache behind almanac's own last apply is no put-back, and
+		// who changed the field is in managedFields, of which the cache keeps only almanac's.
+		full, err := r.readTarget(ctx, spa.Namespace, ref)
+		switch {
+		case err != nil:
+			return hpaState{applyErr: err, target: st.Target}, err
+		case full == nil:
+			return hpaState{notFound: true}, nil
+		case upToDateTarget(kind, full, d.Bounds):
+			return hs, nil
+		}
+		l = full
 		minPath, maxPath := autoscalingv1alpha1.TargetFields(kind)
 		path, value := minPath, l.min
 		if l.min != nil && *l.min == d.Bounds.Min {
@@ -129,10 +141,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 		if value != nil {
 			was = fmt.Sprintf("set it to %d", *value)
 		}
-		// Who changed it: the managedFields around the cache, which keeps only almanac's.
-		if full, err := r.readTarget(ctx, spa.Namespace, ref); err == nil && full != nil {
-			changedBy = otherManagers(full.obj.GetManagedFields(), path)
-		}
+		changedBy = otherManagers(l.obj.GetManagedFields(), path)
 		if n := r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, now); n > autoscalingv1alpha1.MaxPutBacks {
 			hs.fight = conflictMessage(ref, changedBy, fieldName)
 			return hs, nil
