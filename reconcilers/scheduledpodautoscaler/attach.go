@@ -94,16 +94,20 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 			"Let go of %s (targetRef now names %s): left at the baseline (%s), owned by no almanac field manager",
 			old.String(), ref.String(), baselineText(spa))
 	}
-	if err := r.watchTarget(ref); err != nil {
-		return hpaState{applyErr: err}, err
-	}
 	l, err := r.readTargetCached(ctx, spa.Namespace, ref, last)
 	switch {
 	case errors.Is(err, errNotServed):
 		return hpaState{notServed: err}, nil
 	case err != nil:
 		return hpaState{applyErr: err}, err
-	case l == nil:
+	}
+	// Watched only once the manager could read the kind (the target exists or not): a kind it
+	// may not read, or that is not served, starts no informer that fails forever; the number
+	// of informers is at most the number of kinds the manager may read.
+	if err := r.watchTarget(ref); err != nil {
+		return hpaState{applyErr: err}, err
+	}
+	if l == nil {
 		return hpaState{notFound: true}, nil
 	}
 	kind := ref.TargetKind()
