@@ -99,7 +99,8 @@ unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserve
 .PHONY: e2e
 e2e: image $(HELM) ## End to end, as root: the image on a real single-node cluster (hack/cluster.sh), installed by Helm.
 	hack/envtest.sh --cluster >/dev/null
-	ALMANAC_IMAGE_ARCHIVE=$(abspath $(IMAGE_ARCHIVE)) go test -tags e2e $(GO_TEST_FLAGS) -parallel 4 -timeout 45m -v ./test/e2e/
+	hack/keda-image.sh >/dev/null
+	ALMANAC_KEDA_ARCHIVE=$$(hack/keda-image.sh --print) ALMANAC_IMAGE_ARCHIVE=$(abspath $(IMAGE_ARCHIVE)) go test -tags e2e $(GO_TEST_FLAGS) -parallel 4 -timeout 45m -v ./test/e2e/
 
 .PHONY: cluster-up
 cluster-up: image ## Start the single-node cluster (as root) with the image imported; then eval "$$(hack/cluster.sh env)".

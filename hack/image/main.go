@@ -68,6 +68,7 @@ type options struct {
 	ociArchive  string
 	push        bool
 	description string
+	title       string
 }
 
 func main() {
@@ -82,6 +83,7 @@ func main() {
 	flag.StringVar(&o.platforms, "platforms", "linux/amd64,linux/arm64", "Comma-separated platforms; more than one gives an image index.")
 	flag.StringVar(&o.ociArchive, "oci-archive", "", "Write the image as an OCI image-layout archive to this file.")
 	flag.BoolVar(&o.push, "push", false, "Push the image to REPOSITORY:VERSION (credentials from the Docker config; loopback and private-address registries over plain HTTP).")
+	flag.StringVar(&o.title, "title", "almanac", "The org.opencontainers.image.title label.")
 	flag.StringVar(&o.description, "description", "Time-aware scaling and Jobs for Kubernetes", "The org.opencontainers.image.description label.")
 	flag.Parse()
 	// ko logs what it does with the standard logger; keep that, but not its notes on git
@@ -97,7 +99,8 @@ func main() {
 type quietGit struct{ w io.Writer }
 
 func (q quietGit) Write(b []byte) (int, error) {
-	if bytes.Contains(b, []byte("git doesn't contain any tags")) || bytes.Contains(b, []byte("git is in a dirty state")) {
+	if bytes.Contains(b, []byte("git doesn't contain any tags")) || bytes.Contains(b, []byte("git is in a dirty state")) ||
+		bytes.Contains(b, []byte("is not a git repository")) {
 		return len(b), nil
 	}
 	return q.w.Write(b)
@@ -146,7 +149,7 @@ func run(ctx context.Context, o options) error {
 		build.WithLabel(specsv1.AnnotationVersion, o.version),
 		build.WithLabel(specsv1.AnnotationRevision, o.revision),
 		build.WithLabel(specsv1.AnnotationCreated, created.Format(time.RFC3339)),
-		build.WithLabel(specsv1.AnnotationTitle, "almanac"),
+		build.WithLabel(specsv1.AnnotationTitle, o.title),
 		build.WithLabel(specsv1.AnnotationDescription, o.description),
 	)
 	if err != nil {

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // shopChart is a small chart as a team would have: a Deployment and its HPA, whose
@@ -57,7 +55,6 @@ spec:
 // without an HPA goes to 0 replicas in a window and back.
 func testAttached(t *testing.T) {
 	ns := namespace(t, "e2e-attached")
-	ctx := context.Background()
 	dir := t.TempDir()
 	for name, body := range shopChart {
 		path := filepath.Join(dir, "shop", name)
@@ -73,23 +70,7 @@ func testAttached(t *testing.T) {
 
 	start := nextBoundary(40 * time.Second)
 	end := start.Add(2 * time.Minute)
-	mustApply(t, ns, `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: nightly}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: nightly}}
-  template:
-    metadata: {labels: {app: nightly}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: sleep
-        image: `+busybox+`
-        imagePullPolicy: Never
-        command: [/bin/sleep, "3600"]
-        resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 32Mi}}
+	mustApply(t, ns, sleepDeployment("nightly")+`
 ---
 apiVersion: autoscaling.almanac.dev/v1alpha1
 kind: ScheduledPodAutoscaler
@@ -98,18 +79,7 @@ spec:
   targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: shop}
   minReplicas: 1
   maxReplicas: 2
----
-apiVersion: autoscaling.almanac.dev/v1alpha1
-kind: Schedule
-metadata: {name: shop-sale}
-spec:
-  scaleTargetRef: {name: shop}
-  type: OneShot
-  startTime: "`+wall(start)+`"
-  endTime: "`+wall(end)+`"
-  timeZone: UTC
-  minReplicas: 3
-  maxReplicas: 4
+`+oneShot("shop-sale", "shop", start, end, 3, 4)+`
 ---
 apiVersion: autoscaling.almanac.dev/v1alpha1
 kind: ScheduledPodAutoscaler
@@ -117,30 +87,9 @@ metadata: {name: nightly}
 spec:
   targetRef: {apiVersion: apps/v1, kind: Deployment, name: nightly}
   minReplicas: 1
----
-apiVersion: autoscaling.almanac.dev/v1alpha1
-kind: Schedule
-metadata: {name: nightly-off}
-spec:
-  scaleTargetRef: {name: nightly}
-  type: OneShot
-  startTime: "`+wall(start)+`"
-  endTime: "`+wall(end)+`"
-  timeZone: UTC
-  minReplicas: 0
-`)
+`+oneShot("nightly-off", "nightly", start, end, 0, 0))
 	bounds := hpaBounds(ns, "shop")
-	replicas := func() (int32, int32, error) {
-		d := &appsv1.Deployment{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nightly"}, d); err != nil {
-			return 0, 0, err
-		}
-		var r int32 = 1
-		if d.Spec.Replicas != nil {
-			r = *d.Spec.Replicas
-		}
-		return r, d.Status.ReadyReplicas, nil
-	}
+	replicas := func() (int32, int32, error) { return deploymentReplicas(ns, "nightly") }
 	seen := watchBounds(bounds, end.Add(90*time.Second))
 	nightly := watchBounds(replicas, end.Add(90*time.Second))
 	t.Logf("Helm's HPA shop at 1-2 and Deployment nightly at 1; the windows open at %s and close at %s", start.Format(time.TimeOnly), end.Format(time.TimeOnly))
@@ -153,16 +102,7 @@ spec:
 		t.Errorf("bounds 3-4 at %s, before the window opened at %s", opened.Format(time.StampMilli), start.Format(time.StampMilli))
 	}
 	t.Logf("Helm's HPA at 3-4 %s after the boundary", opened.Sub(start).Round(time.Millisecond))
-	eventually(t, 90*time.Second, "Deployment shop at 3 ready replicas", func() error {
-		d := &appsv1.Deployment{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, d); err != nil {
-			return err
-		}
-		if d.Status.ReadyReplicas < 3 {
-			return fmt.Errorf("%d ready", d.Status.ReadyReplicas)
-		}
-		return nil
-	})
+	waitReady(t, ns, "shop", 3)
 	t.Logf("Deployment shop reached 3 ready Pods %s after the boundary", time.Since(start).Round(time.Second))
 	off, ok := nightly.first(0, 0, time.Time{})
 	if !ok || off.Before(start) {
@@ -205,6 +145,43 @@ spec:
 		t.Logf("helm upgrade --force-conflicts wrote 1-2; almanac put 3-4 back before a 100 ms poll saw it")
 	}
 
+	// `almanac override`, the binary, against the cluster, as a user runs it: a user who may
+	// only view is refused; then Deployment nightly gets 2 replicas until the window's end,
+	// the override is listed, and the controller deletes it once it has ended (checked below).
+	viewer := viewerKubeconfig(t, ns)
+	if r := exe(t, "", almanacBin, "override", "spa/nightly", "--min", "2", "--for", "10m", "-n", ns, "--kubeconfig", viewer); r.code != 1 || !strings.Contains(r.stderr, "you may not create Schedules") {
+		t.Errorf("almanac override as a user who may only view: want exit 1 and \"you may not create Schedules\", got %s", r)
+	} else {
+		t.Logf("almanac override as a viewer: %s", firstLines(strings.TrimSpace(r.stderr), 1))
+	}
+	overridden := false
+	if left := time.Until(end); left > 20*time.Second {
+		r = exe(t, "", almanacBin, "override", "spa/nightly", "--min", "2", "--until", end.UTC().Format(time.RFC3339), "-n", ns)
+		if r.code != 0 {
+			t.Errorf("almanac override spa/nightly --min 2: %s", r)
+		} else {
+			overridden = true
+			t.Logf("almanac override: %s", firstLines(strings.TrimSpace(r.stdout), 2))
+			eventually(t, 10*time.Second, "Deployment nightly at 2 replicas during the override", func() error {
+				n, _, err := replicas()
+				if err != nil {
+					return err
+				}
+				if n != 2 {
+					return fmt.Errorf("%d replicas", n)
+				}
+				return nil
+			})
+			if r := exe(t, "", almanacBin, "override", "--list", "-n", ns); r.code != 0 || !strings.Contains(r.stdout, "nightly") {
+				t.Errorf("almanac override --list: want the override of nightly, got %s", r)
+			} else {
+				t.Logf("almanac override --list:\n%s", strings.TrimSpace(r.stdout))
+			}
+		}
+	} else {
+		t.Errorf("no time left in the window for an override (%s): the steps before it took too long", left)
+	}
+
 	closed, ok := seen.first(1, 2, checked)
 	if !ok || closed.Before(end) {
 		t.Errorf("the baseline 1-2: want it from %s, got %v", end.Format(time.StampMilli), seen.all())
@@ -216,6 +193,47 @@ spec:
 		t.Errorf("Deployment nightly: want 1 ready replica again after %s, got %v", end.Format(time.StampMilli), nightly.all())
 	} else {
 		t.Logf("Deployment nightly back at 1 ready replica %s after the window closed", on.Sub(end).Round(time.Millisecond))
+	}
+
+	if overridden {
+		eventually(t, time.Minute, "the ended override deleted by the controller", func() error {
+			if out := mustKubectl(t, "get", "schedules", "-n", ns, "-l", "autoscaling.almanac.dev/override=true", "-o", "name"); out != "" {
+				return fmt.Errorf("still there: %s", out)
+			}
+			return nil
+		})
+		t.Logf("the override was deleted after it ended, %s after the window closed", time.Since(end).Round(time.Second))
+	}
+	// An override removed before it ends: nightly goes to 3 and back to its baseline 1.
+	r = exe(t, "", almanacBin, "override", "spa/nightly", "--min", "3", "--for", "30m", "-n", ns)
+	if r.code != 0 {
+		t.Errorf("almanac override spa/nightly --min 3 --for 30m: %s", r)
+	} else {
+		eventually(t, 10*time.Second, "Deployment nightly at 3 replicas during the second override", func() error {
+			n, _, err := replicas()
+			if err != nil {
+				return err
+			}
+			if n != 3 {
+				return fmt.Errorf("%d replicas", n)
+			}
+			return nil
+		})
+		name := mustKubectl(t, "get", "schedules", "-n", ns, "-l", "autoscaling.almanac.dev/override=true", "-o", "jsonpath={.items[0].metadata.name}")
+		if r := exe(t, "", almanacBin, "override", "--remove", name, "-n", ns); r.code != 0 {
+			t.Errorf("almanac override --remove %s: %s", name, r)
+		}
+		eventually(t, 10*time.Second, "Deployment nightly back at 1 replica after the override was removed", func() error {
+			n, _, err := replicas()
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("%d replicas", n)
+			}
+			return nil
+		})
+		t.Logf("almanac override --remove %s: Deployment nightly back at its baseline 1", name)
 	}
 
 	// Deleting the autoscaler leaves Helm's HPA at the baseline, minReplicas still set, and
@@ -247,4 +265,24 @@ func (l *boundsLog) held(minR, maxR int32, from, to time.Time) time.Duration {
 		total += until.Sub(s.at)
 	}
 	return total
+}
+
+// viewerKubeconfig writes a kubeconfig that acts as the user e2e-viewer, who holds the built-in
+// view role in ns (which almanac's chart extends to read its kinds) and nothing else: what
+// almanac's CLI may do with it is what that user may do.
+func viewerKubeconfig(t *testing.T, ns string) string {
+	t.Helper()
+	mustKubectl(t, "create", "rolebinding", "e2e-viewer", "-n", ns, "--clusterrole=view", "--user=e2e-viewer")
+	cfg, err := clientcmd.LoadFromFile(cluster.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = "e2e-viewer"
+	}
+	path := filepath.Join(t.TempDir(), "viewer.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -91,6 +92,7 @@ func TestE2E(t *testing.T) {
 	step(t, "scaling and Jobs", func(t *testing.T) {
 		t.Run("scaling", func(t *testing.T) { t.Parallel(); testScaling(t) })
 		t.Run("attached to Helm's HPA and a Deployment", func(t *testing.T) { t.Parallel(); testAttached(t) })
+		t.Run("attached to KEDA's ScaledObject", func(t *testing.T) { t.Parallel(); testKEDA(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
@@ -260,6 +262,28 @@ func dumpLogs(t *testing.T, namespaces ...string) {
 // are written to the minute.
 func nextBoundary(lead time.Duration) time.Time {
 	return time.Now().UTC().Add(lead).Truncate(time.Minute).Add(time.Minute)
+}
+
+// oneShot is a OneShot Schedule of autoscaler spa, from start to end in UTC, with minReplicas
+// minR and, when it is not 0, maxReplicas maxR.
+func oneShot(name, spa string, start, end time.Time, minR, maxR int32) string {
+	m := ""
+	if maxR != 0 {
+		m = fmt.Sprintf("\n  maxReplicas: %d", maxR)
+	}
+	return fmt.Sprintf(`
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: %s}
+spec:
+  scaleTargetRef: {name: %s}
+  type: OneShot
+  startTime: %q
+  endTime: %q
+  timeZone: UTC
+  minReplicas: %d%s
+`, name, spa, wall(start), wall(end), minR, m)
 }
 
 func wall(t time.Time) string { return t.UTC().Format("2006-01-02T15:04") }
@@ -504,7 +528,6 @@ func testManagerJobsPolicy(t *testing.T) {
 // within it.
 func testScaling(t *testing.T) {
 	ns := namespace(t, "e2e-scaling")
-	ctx := context.Background()
 	start := nextBoundary(40 * time.Second)
 	end := start.Add(2 * time.Minute)
 	mustApply(t, ns, `
@@ -534,19 +557,7 @@ spec:
     scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
     minReplicas: 1
     maxReplicas: 2
----
-apiVersion: autoscaling.almanac.dev/v1alpha1
-kind: Schedule
-metadata: {name: launch}
-spec:
-  scaleTargetRef: {name: web}
-  type: OneShot
-  startTime: "`+wall(start)+`"
-  endTime: "`+wall(end)+`"
-  timeZone: UTC
-  minReplicas: 3
-  maxReplicas: 4
-`)
+`+oneShot("launch", "web", start, end, 3, 4))
 	bounds := hpaBounds(ns, "web")
 	eventually(t, time.Minute, "the HPA created with the baseline", func() error {
 		minR, maxR, err := bounds()
@@ -566,16 +577,7 @@ spec:
 		t.Errorf("the HPA had bounds 3-4 at %s, before the window opened at %s", opened.Format(time.StampMilli), start.Format(time.StampMilli))
 	}
 	t.Logf("bounds 3-4 seen %s after the boundary", opened.Sub(start).Round(time.Millisecond))
-	eventually(t, 90*time.Second, "the Deployment at 3 ready replicas", func() error {
-		d := &appsv1.Deployment{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
-			return err
-		}
-		if d.Status.ReadyReplicas < 3 {
-			return fmt.Errorf("%d ready", d.Status.ReadyReplicas)
-		}
-		return nil
-	})
+	waitReady(t, ns, "web", 3)
 	t.Logf("the Deployment reached 3 ready Pods %s after the boundary", time.Since(start).Round(time.Second))
 
 	closed, ok := seen.first(1, 2, opened)
@@ -586,16 +588,69 @@ spec:
 		t.Errorf("the baseline came back at %s, before the window closed at %s", closed.Format(time.StampMilli), end.Format(time.StampMilli))
 	}
 	t.Logf("baseline 1-2 seen %s after the window closed", closed.Sub(end).Round(time.Millisecond))
-	eventually(t, 90*time.Second, "the Deployment back within the baseline", func() error {
-		d := &appsv1.Deployment{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
+	waitReplicasAtMost(t, ns, "web", 2)
+}
+
+// deploymentReplicas reads a Deployment's replicas (1 when unset) and how many are ready.
+func deploymentReplicas(ns, name string) (int32, int32, error) {
+	d := &appsv1.Deployment{}
+	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		return 0, 0, err
+	}
+	return ptr.Deref(d.Spec.Replicas, 1), d.Status.ReadyReplicas, nil
+}
+
+// waitReady waits up to 90 s until Deployment ns/name has at least n ready replicas.
+func waitReady(t *testing.T, ns, name string, n int32) {
+	t.Helper()
+	eventually(t, 90*time.Second, fmt.Sprintf("Deployment %s at %d ready replicas", name, n), func() error {
+		_, ready, err := deploymentReplicas(ns, name)
+		if err != nil {
 			return err
 		}
-		if *d.Spec.Replicas > 2 {
-			return fmt.Errorf("%d replicas", *d.Spec.Replicas)
+		if ready < n {
+			return fmt.Errorf("%d ready", ready)
 		}
 		return nil
 	})
+}
+
+// waitReplicasAtMost waits up to 90 s until Deployment ns/name asks for at most n replicas.
+func waitReplicasAtMost(t *testing.T, ns, name string, n int32) {
+	t.Helper()
+	eventually(t, 90*time.Second, fmt.Sprintf("Deployment %s at %d replicas at most", name, n), func() error {
+		replicas, _, err := deploymentReplicas(ns, name)
+		if err != nil {
+			return err
+		}
+		if replicas > n {
+			return fmt.Errorf("%d replicas", replicas)
+		}
+		return nil
+	})
+}
+
+// sleepDeployment is a Deployment of one busybox Pod that sleeps, for the tests that scale
+// a workload but never reach it.
+func sleepDeployment(name string) string {
+	return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ` + name + `}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ` + name + `}}
+  template:
+    metadata: {labels: {app: ` + name + `}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: sleep
+        image: ` + busybox + `
+        imagePullPolicy: Never
+        command: [/bin/sleep, "3600"]
+        resources: {requests: {cpu: 10m, memory: 16Mi}, limits: {memory: 32Mi}}
+`
 }
 
 // hpaBounds reads an HPA's minReplicas (1 when unset, as the HPA controller reads it) and

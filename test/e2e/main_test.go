@@ -10,7 +10,8 @@
 // tests, takes it down, and fails when the machine is not as it was before.
 //
 // Settings (environment): ALMANAC_IMAGE_ARCHIVE (the OCI archive of `make image`, required),
-// HELM (the pinned Helm), ALMANAC_E2E_KEEP=1 (leave the cluster up after the run, for a look).
+// ALMANAC_KEDA_ARCHIVE (KEDA's operator image from hack/keda-image.sh, required), HELM (the
+// pinned Helm), ALMANAC_E2E_KEEP=1 (leave the cluster up after the run, for a look).
 package e2e
 
 import (
@@ -52,9 +53,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "the end-to-end suite needs root: it runs a kubelet, containerd and kube-proxy (links, netns, iptables, cgroups, mounts)")
 		return 1
 	}
-	archive := os.Getenv("ALMANAC_IMAGE_ARCHIVE")
-	if archive == "" || os.Getenv("HELM") == "" {
-		fmt.Fprintln(os.Stderr, "ALMANAC_IMAGE_ARCHIVE and HELM are not set: run the suite with `make e2e`, which builds the image and installs Helm")
+	archive, kedaArchive := os.Getenv("ALMANAC_IMAGE_ARCHIVE"), os.Getenv("ALMANAC_KEDA_ARCHIVE")
+	if archive == "" || kedaArchive == "" || os.Getenv("HELM") == "" {
+		fmt.Fprintln(os.Stderr, "ALMANAC_IMAGE_ARCHIVE, ALMANAC_KEDA_ARCHIVE and HELM are not set: run the suite with `make e2e`, which builds the images (almanac's, and KEDA's operator with hack/keda-image.sh) and installs Helm")
 		return 1
 	}
 	tmp, err := os.MkdirTemp("", "almanac-e2e-")
@@ -93,10 +94,10 @@ func run(m *testing.M) int {
 	}
 	code := 1
 	start = time.Now()
-	if err := clusterScript("up", archive); err != nil {
+	if err := clusterScript("up", archive, kedaArchive); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {
-		steps.add("cluster up (with the almanac image imported)", time.Since(start))
+		steps.add("cluster up (with the almanac and KEDA images imported)", time.Since(start))
 		code = m.Run()
 	}
 	if os.Getenv("ALMANAC_E2E_KEEP") != "" {

@@ -66,24 +66,34 @@ type Options struct {
 	KEDA bool
 }
 
-// KEDAVersion is the KEDA release whose CRDs the tests install.
+// KEDAVersion is the KEDA release whose CRDs the tests install, and whose operator the
+// end-to-end suite runs (hack/keda-image.sh reads it here).
 const KEDAVersion = "v2.21.0"
 
-// KEDACRDPaths returns KEDA's CRD files from its module at KEDAVersion, downloaded through
-// the Go module proxy into the module cache (once; later runs find it there).
-func KEDACRDPaths() ([]string, error) {
+// KEDADir returns the folder of KEDA's module at KEDAVersion, downloaded through the Go
+// module proxy into the module cache (once; later runs find it there).
+func KEDADir() (string, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", "github.com/kedacore/keda/v2@"+KEDAVersion)
 	cmd.Dir = os.TempDir() // outside the module: nothing is added to go.mod
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("failed to download KEDA %s from the Go module proxy: %w", KEDAVersion, err)
+		return "", fmt.Errorf("failed to download KEDA %s from the Go module proxy: %w", KEDAVersion, err)
 	}
 	var mod struct{ Dir, Error string }
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return nil, fmt.Errorf("failed to download KEDA %s: %s %w", KEDAVersion, mod.Error, err)
+		return "", fmt.Errorf("failed to download KEDA %s: %s %w", KEDAVersion, mod.Error, err)
 	}
-	return []string{filepath.Join(mod.Dir, "config", "crd", "bases", "keda.sh_scaledobjects.yaml")}, nil
+	return mod.Dir, nil
+}
+
+// KEDACRDPaths returns KEDA's ScaledObject CRD file from its module at KEDAVersion.
+func KEDACRDPaths() ([]string, error) {
+	dir, err := KEDADir()
+	if err != nil {
+		return nil, err
+	}
+	return []string{filepath.Join(dir, "config", "crd", "bases", "keda.sh_scaledobjects.yaml")}, nil
 }
 
 // Start starts kube-apiserver and etcd and installs the CRDs from config/crd/bases.
