@@ -183,6 +183,7 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 		Labels:    map[string]string{batchv1alpha1.LabelEventJob: ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
 		Annotations: map[string]string{
 			batchv1alpha1.AnnotationTriggerJob:       tr.job.Name,
+			batchv1alpha1.AnnotationTriggerNamespace: tr.job.Namespace,
 			batchv1alpha1.AnnotationTriggerUID:       string(tr.job.UID),
 			batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type),
 			batchv1alpha1.AnnotationTriggerTime:      batchv1alpha1.FormatTime(tr.outcome.Time),

@@ -26,8 +26,10 @@ type Run struct {
 }
 
 // NewJob builds the Job for a run from the owner's jobTemplate: the template's labels,
-// annotations and spec, plus almanac's labels and annotations (which win on a clash), a
-// controller ownerReference to the owner, and batchv1alpha1.FinalizerOutcome: the rule of
+// annotations and spec, plus almanac's labels and annotations (which win on a clash), the
+// same annotations on the Pod template (so that a container reads its slot or upstream Job
+// with the downward API), a controller ownerReference to the owner, and
+// batchv1alpha1.FinalizerOutcome: the rule of
 // every Job owner is that a Job cannot vanish before its run is recorded in the owner's
 // status (a Job deleted before that stays, being deleted, until the owner's reconcile
 // records it and removes the finalizer: Releaser).
@@ -43,6 +45,7 @@ func NewJob(tmpl *batchv1.JobTemplateSpec, run Run) *batchv1.Job {
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
+	job.Spec.Template.Annotations = merge(job.Spec.Template.Annotations, run.Annotations)
 	return job
 }
 

@@ -115,7 +115,9 @@ func TestNewJob(t *testing.T) {
 	tmpl := &batchv1.JobTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x", batchv1alpha1.LabelEventJob: "spoof"},
 			Annotations: map[string]string{"note": "n"}},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"pod-note": "p", batchv1alpha1.AnnotationTriggerJob: "spoof"}},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}}},
 	}
 	j := NewJob(tmpl, Run{Name: "ej-abc", Namespace: "ns", Owner: owner,
 		OwnerGVK:    batchv1alpha1.GroupVersion.WithKind("EventJob"),
@@ -126,6 +128,14 @@ func TestNewJob(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"note": "n", batchv1alpha1.AnnotationTriggerJob: "up"}, j.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	// The Pod template carries almanac's annotations too (the downward API reads them there),
+	// over the template's own; the template itself is not changed.
+	if diff := cmp.Diff(map[string]string{"pod-note": "p", batchv1alpha1.AnnotationTriggerJob: "up"}, j.Spec.Template.Annotations); diff != "" {
+		t.Errorf("Pod template annotations (-want +got):\n%s", diff)
+	}
+	if tmpl.Spec.Template.Annotations[batchv1alpha1.AnnotationTriggerJob] != "spoof" {
+		t.Error("NewJob changed the owner's template")
 	}
 	if !IsControlledBy(j, owner) || batchv1alpha1.ControllerKeyOf(j) != "batch.almanac.dev/EventJob/ej" {
 		t.Errorf("controller %v, key %q", j.OwnerReferences, batchv1alpha1.ControllerKeyOf(j))

@@ -806,7 +806,10 @@ kind: ScheduledJob
 metadata: {name: once}
 spec:
   at: "`+wall(at)+`"
-  timeZone: UTC`+jobTemplate("echo ran once at $(date -u +%H:%M:%S)"))
+  timeZone: UTC`+jobTemplate("echo ran once at $(date -u +%H:%M:%S) for the slot $SLOT")+`
+            env:
+            - name: SLOT
+              valueFrom: {fieldRef: {fieldPath: "metadata.annotations['batch.almanac.dev/scheduled-time']"}}`)
 	if phase := almanacField(t, ns, "scheduledjob", "once", ".status.phase"); phase != "" && phase != "Pending" {
 		t.Errorf("before its instant the ScheduledJob is %s, want Pending", phase)
 	}
@@ -825,8 +828,10 @@ spec:
 		t.Errorf("Job %s created at %s, before its instant %s", jobs[0].Name, created, at)
 	}
 	logs := mustKubectl(t, "logs", "-n", ns, "job/"+jobs[0].Name)
-	if !strings.Contains(logs, "ran once at") {
-		t.Errorf("the Job's Pod printed %q", logs)
+	// The Pod read the slot it runs for with the downward API: the nominal instant, not the
+	// moment the Job was created.
+	if want := "for the slot " + at.UTC().Format(time.RFC3339); !strings.Contains(logs, "ran once at") || !strings.Contains(logs, want) {
+		t.Errorf("the Job's Pod printed %q, want %q in it (the scheduled-time annotation through the downward API)", logs, want)
 	}
 	t.Logf("Job %s created %s after its instant; its Pod printed %q; phase Succeeded", jobs[0].Name,
 		created.Sub(at).Round(time.Second), strings.TrimSpace(logs))

@@ -208,6 +208,10 @@ func TestEventJobChain(t *testing.T) {
 		b.Annotations[batchv1alpha1.AnnotationTriggerCondition] != "Complete" {
 		t.Errorf("B's Job labels %v annotations %v", b.Labels, b.Annotations)
 	}
+	if pod := b.Spec.Template.Annotations; pod[batchv1alpha1.AnnotationTriggerJob] != "a" || pod[batchv1alpha1.AnnotationTriggerNamespace] != ns ||
+		pod[batchv1alpha1.AnnotationTriggerCondition] != "Complete" || pod[batchv1alpha1.AnnotationTriggerTime] != b.Annotations[batchv1alpha1.AnnotationTriggerTime] {
+		t.Errorf("B's Pod template annotations %v: want the upstream Job's namespace, name, condition and time (the downward API reads them there)", pod)
+	}
 	if ref := metav1.GetControllerOf(b); ref == nil || ref.Kind != "EventJob" || ref.Name != "b" ||
 		ref.APIVersion != batchv1alpha1.GroupVersion.String() || b.Labels[batchv1alpha1.LabelEventJob] != "b" {
 		t.Errorf("B's Job controller %+v, labels %v", ref, b.Labels)

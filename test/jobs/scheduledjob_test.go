@@ -88,6 +88,9 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 	if got := job.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
 		t.Errorf("scheduled-time %q", got)
 	}
+	if got := job.Spec.Template.Annotations[batchv1alpha1.AnnotationScheduledTime]; got != at.UTC().Format(time.RFC3339) {
+		t.Errorf("scheduled-time on the Pod template %q, want %s (the downward API reads it there)", got, at.UTC().Format(time.RFC3339))
+	}
 	if got := job.Labels[batchv1alpha1.LabelScheduledJob]; got != "once" {
 		t.Errorf("scheduled-job label %q", got)
 	}

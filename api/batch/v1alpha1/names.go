@@ -15,6 +15,9 @@ import (
 // Labels and annotations that almanac puts on the Jobs it creates. Labels select; annotations
 // carry values that are not valid label values (times) or that only humans read. They are
 // part of the API: the reconcilers write them, and users, the webhooks and tools read them.
+// The annotations are also on the Job's Pod template, so on every Pod of the run: a container
+// reads the slot it runs for, or the upstream Job that started it, with the downward API
+// (env valueFrom fieldRef metadata.annotations['batch.almanac.dev/scheduled-time']).
 const (
 	// LabelScheduledJob names the ScheduledJob that created the Job.
 	LabelScheduledJob = "batch.almanac.dev/scheduled-job"
@@ -29,6 +32,8 @@ const (
 	AnnotationScheduledTime = "batch.almanac.dev/scheduled-time"
 	// AnnotationTriggerJob is the name of the upstream Job that started an EventJob's Job.
 	AnnotationTriggerJob = "batch.almanac.dev/trigger-job"
+	// AnnotationTriggerNamespace is that upstream Job's namespace (the EventJob's).
+	AnnotationTriggerNamespace = "batch.almanac.dev/trigger-namespace"
 	// AnnotationTriggerUID is the UID of that upstream Job (also a label).
 	AnnotationTriggerUID = "batch.almanac.dev/trigger-uid"
 	// AnnotationTriggerCondition is the upstream Job's condition that fired: Complete or
