@@ -48,6 +48,7 @@ import (
 	"github.com/almanac-dev/almanac/commands/override"
 	"github.com/almanac-dev/almanac/commands/preview"
 	"github.com/almanac-dev/almanac/commands/release"
+	"github.com/almanac-dev/almanac/commands/run"
 	"github.com/almanac-dev/almanac/commands/validate"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
@@ -100,6 +101,7 @@ func main() {
 	root.AddCommand(check.NewCommand())
 	root.AddCommand(release.NewCommand())
 	root.AddCommand(override.NewCommand())
+	root.AddCommand(run.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder

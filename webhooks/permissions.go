@@ -119,7 +119,8 @@ func patchTarget(ref autoscalingv1alpha1.TargetReference) Delegated {
 // HorizontalPodAutoscaler (autoscaling horizontalpodautoscalers), a KEDA ScaledObject (keda.sh
 // scaledobjects), or the scale subresource of any other kind (its Resource left for the
 // permission check to find). On create the writer must be allowed to do that. On update only when
-// that field changed (anything in it, metadata of the Job template included, compared after
+// that field changed, or, for a ScheduledJob, when its run-now annotation asks for a new token
+// (batchv1alpha1.AnnotationRunNow: a Job created now) (anything in it, metadata of the Job template included, compared after
 // defaulting with apimachinery's semantic equality): labels, suspend, the schedule, the
 // trigger or the history limits never change what almanac creates, so users without those
 // rights can still edit them. Schedules only move the bounds of an autoscaler whose spec
@@ -130,10 +131,15 @@ func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
 	}
 	switch o := obj.(type) {
 	case *batchv1alpha1.ScheduledJob:
-		if prev, ok := old.(*batchv1alpha1.ScheduledJob); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate) {
-			return nil, nil
+		prev, ok := old.(*batchv1alpha1.ScheduledJob)
+		switch {
+		case !ok || prev == nil || !equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate):
+			return jobTemplatePath, []Delegated{createJobs}
+		case batchv1alpha1.RunNowToken(o) != "" && batchv1alpha1.RunNowToken(o) != batchv1alpha1.RunNowToken(prev):
+			// A run-now request is a Job created now.
+			return batchv1alpha1.RunNowPath, []Delegated{createJobs}
 		}
-		return jobTemplatePath, []Delegated{createJobs}
+		return nil, nil
 	case *batchv1alpha1.EventJob:
 		if prev, ok := old.(*batchv1alpha1.EventJob); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate) {
 			return nil, nil

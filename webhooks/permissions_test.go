@@ -108,6 +108,23 @@ func TestDelegatedActions(t *testing.T) {
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}}})},
 		{name: "ScheduledJob: an empty list instead of none", obj: withContainer(sj(), corev1.Container{Name: "c", Image: "busybox", Args: []string{}}), old: sj()},
 		{name: "ScheduledJob being deleted", obj: deleted, old: sj()},
+		{name: "ScheduledJob: a run-now token set", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
+		}), old: sj(), wantField: "metadata.annotations[batch.almanac.dev/run-now]", want: jobs},
+		{name: "ScheduledJob: a run-now token changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t2"}
+		}), old: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
+		}), wantField: "metadata.annotations[batch.almanac.dev/run-now]", want: jobs},
+		{name: "ScheduledJob: the run-now token kept, labels changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
+			o.Labels = map[string]string{"team": "a"}
+		}), old: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
+		})},
+		{name: "ScheduledJob: the run-now token removed", obj: sj(), old: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
+		})},
 		{name: "EventJob created", obj: ej(nil), wantField: "spec.jobTemplate", want: jobs},
 		{name: "EventJob: the trigger changed", obj: ej(func(o *batchv1alpha1.EventJob) { o.Spec.Trigger.Name = "other" }), old: ej(nil)},
 		{name: "EventJob: the template changed", obj: ej(func(o *batchv1alpha1.EventJob) {

@@ -53,6 +53,11 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	}
 	errs, warnings, _ := v.result()
 	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
+	if token, ok := sj.Annotations[batchv1alpha1.AnnotationRunNow]; ok && (old == nil || batchv1alpha1.RunNowToken(old) != token) {
+		if err := batchv1alpha1.CheckRunNowToken(token); err != nil {
+			errs = append(errs, field.Invalid(batchv1alpha1.RunNowPath, token, err.Error()))
+		}
+	}
 	var oldTemplate *corev1.PodTemplateSpec
 	if old != nil {
 		oldTemplate = &old.Spec.JobTemplate.Spec.Template

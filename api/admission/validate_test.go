@@ -550,6 +550,28 @@ func TestValidateScheduledJob(t *testing.T) {
 		want: result{Warnings: []string{`metadata.name: 53 characters, but a ScheduledJob's name may have at most 52: its Jobs are named "<name>-<suffix>" with a suffix of up to 10 characters ` +
 			`(the slot: the Unix minute of the run), and a Job's name must fit the 63-character job-name label of its Pods; shorten the name by 1 character (recreate it under a shorter name)`}},
 	}, {
+		name: "a run-now token",
+		obj:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), "2027-01-15T12:00:00Z-1"),
+	}, {
+		name: "a run-now token too long (a careless script)",
+		obj:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), strings.Repeat("x", 64)),
+		want: result{Errors: []string{`metadata.annotations[batch.almanac.dev/run-now]: Invalid value: "` + strings.Repeat("x", 64) +
+			`": has 64 characters, more than the 63 a run-now token may have: use a shorter token, such as the time of the request`}},
+	}, {
+		name: "a run-now token with a space",
+		obj:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), "run now"),
+		want: result{Errors: []string{`metadata.annotations[batch.almanac.dev/run-now]: Invalid value: "run now": has ' ' at position 3: ` +
+			`a run-now token has only letters, digits, '.', '_', '-' and ':'`}},
+	}, {
+		name: "an empty run-now token",
+		obj:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), ""),
+		want: result{Errors: []string{`metadata.annotations[batch.almanac.dev/run-now]: Invalid value: "": is empty: give a token (1 to 63 letters, digits, '.', '_', '-' or ':'), ` +
+			"such as the time of the request; `almanac run` sets one"}},
+	}, {
+		name: "an invalid run-now token kept, labels changed (ratcheted)",
+		obj:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), "run now"),
+		old:  withRunNow(scheduledJob("a", batchv1alpha1.ScheduledJobSpec{Schedule: "@daily"}), "run now"),
+	}, {
 		name: "Pods that always restart",
 		obj:  alwaysRestart,
 		want: result{Errors: []string{`spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never": ` +
@@ -1127,4 +1149,9 @@ func TestValidationOnlyReadsTheLookup(t *testing.T) {
 			t.Errorf("validation changed %s (-before +after):\n%s", objs[i].GetName(), diff)
 		}
 	}
+}
+
+func withRunNow(sj *batchv1alpha1.ScheduledJob, token string) *batchv1alpha1.ScheduledJob {
+	metav1.SetMetaDataAnnotation(&sj.ObjectMeta, batchv1alpha1.AnnotationRunNow, token)
+	return sj
 }

@@ -22,53 +22,36 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
-	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/commands/kube"
 )
 
-// Exit codes of `almanac override`.
+// Exit statuses of `almanac override` (kube's).
 const (
-	ExitOK = 0
-	// ExitRefused: the API server or the cluster refused (not found, forbidden, invalid).
-	ExitRefused = 1
-	// ExitUsage: wrong flags or arguments, or no kubeconfig; nothing was sent.
-	ExitUsage = 2
+	ExitOK      = kube.ExitOK
+	ExitRefused = kube.ExitRefused
+	ExitUsage   = kube.ExitUsage
 )
 
 // Error is returned when the command did not do what it was asked; its ExitCode is the
 // process's exit status.
-type Error struct {
-	Code int
-	Msg  string
-}
+type Error = kube.Error
 
-func (e *Error) Error() string { return e.Msg }
-
-// ExitCode is ExitRefused or ExitUsage.
-func (e *Error) ExitCode() int { return e.Code }
-
-func usage(format string, args ...any) *Error {
-	return &Error{Code: ExitUsage, Msg: fmt.Sprintf(format, args...)}
-}
-
-func refused(format string, args ...any) *Error {
-	return &Error{Code: ExitRefused, Msg: fmt.Sprintf(format, args...)}
-}
+var (
+	usage   = kube.Usage
+	refused = kube.Refused
+)
 
 // Options are the flags of `almanac override`.
 type Options struct {
-	Kubeconfig string
-	Context    string
-	// Namespace of the autoscaler and its override (default: the context's namespace).
-	Namespace string
+	// Flags are the kubeconfig flags; Namespace is the autoscaler's and its override's.
+	kube.Flags
 	// AllNamespaces lists the overrides of every namespace (--list only).
 	AllNamespaces bool
 	// Min and Max are the bounds while the override is in force; Max nil leaves the
@@ -144,9 +127,7 @@ Exit status: 0 done, 1 refused by the cluster (not found, forbidden, refused by 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account).")
-	f.StringVar(&opts.Context, "context", "", "The kubeconfig context to use.")
-	f.StringVarP(&opts.Namespace, "namespace", "n", "", "Namespace of the autoscaler and its overrides (default: the context's namespace).")
+	kube.AddFlags(f, &opts.Flags, "Namespace of the autoscaler and its overrides (default: the context's namespace).")
 	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --list: the overrides of every namespace.")
 	f.Int32Var(&minReplicas, "min", 0, "minReplicas while the override is in force (required to create one).")
 	f.Int32Var(&maxReplicas, "max", 0, "maxReplicas while the override is in force (default: the autoscaler's, raised to --min if below it).")
@@ -366,31 +347,12 @@ func (w *warningList) take() []string {
 	return out
 }
 
-// connect loads the kubeconfig and returns a client, the namespace (opts.Namespace, else the
-// context's, else default) and the API server's warnings as they arrive.
+// connect returns a client of the kubeconfig's cluster, the namespace to use, and the API
+// server's warnings as they come.
 func connect(opts Options) (client.Client, string, *warningList, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = opts.Kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", nil, usage("failed to load the kubeconfig: %v (set --kubeconfig or --context)", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = 30 * time.Second
 	warnings := &warningList{}
-	cfg.WarningHandler = warnings
-	ns := opts.Namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
-			ns = metav1.NamespaceDefault
-		}
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		return nil, "", nil, usage("failed to create a client for %s: %v", cfg.Host, err)
-	}
-	return c, ns, warnings, nil
+	c, ns, err := kube.Connect(opts.Flags, warnings)
+	return c, ns, warnings, err
 }
 
 // createOverride checks that the autoscaler exists, then creates the Schedule.

@@ -19,6 +19,10 @@ const (
 	// EventRunSkipped (Normal): a due run was not started because of concurrencyPolicy
 	// Forbid or suspend.
 	EventRunSkipped = "RunSkipped"
+	// EventRunNowRefused (Warning): a run-now request started no Job (concurrencyPolicy
+	// Forbid while a Job runs, a Job of its name that is not ours, a token that admission
+	// would refuse); the RunNow condition says the same.
+	EventRunNowRefused = "RunNowRefused"
 	// EventJobsReplaced (Normal): running Jobs were deleted for a new run (Replace).
 	EventJobsReplaced = "JobsReplaced"
 	// EventJobPruned (Normal): a finished Job was deleted by the history limits.

@@ -61,6 +61,8 @@ type plan struct {
 	// more is true when the slots since the watermark were more than one reconcile walks
 	// (maxSlotWalk): the plan records those walked, and the next reconcile, at once, the rest.
 	more bool
+	// now is the run-now request to handle (batchv1alpha1.AnnotationRunNow).
+	now runNow
 }
 
 // maxSlotWalk is the most slots one reconcile walks since the watermark: 100,000, 69 days of a
@@ -88,8 +90,11 @@ func (p *plan) missedTotal() int64 {
 }
 
 // slotOf returns the nominal slot a Job of ours belongs to: from its annotation, or, if
-// someone removed that, from the minute in its name.
+// someone removed that, from the minute in its name. A run-now Job belongs to no slot.
 func slotOf(owner string, job *batchv1.Job) (time.Time, bool) {
+	if batchv1alpha1.IsRunNowJob(owner, job.Annotations, job.Name) {
+		return time.Time{}, false
+	}
 	if t, ok := batchv1alpha1.ParseTime(job.Annotations[batchv1alpha1.AnnotationScheduledTime]); ok {
 		return t, true
 	}
@@ -128,18 +133,23 @@ func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
 // suspended but the spec no longer does, the instant of the resume (batchv1alpha1.ResumedAt).
 func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, resumed, now time.Time) plan {
 	s, err := compile(&sj.Spec)
-	if err != nil {
-		return plan{invalid: err}
-	}
-	susp := suspension(sj, resumed, now)
 	var p plan
-	if s.OneShot() {
-		p = decideOneShot(sj, s, owned, susp, now)
-	} else {
-		p = decideCron(sj, s, owned, susp, now)
+	switch {
+	case err != nil:
+		p = plan{invalid: err}
+	case s.OneShot():
+		p = decideOneShot(sj, s, owned, suspension(sj, resumed, now), now)
+	default:
+		p = decideCron(sj, s, owned, suspension(sj, resumed, now), now)
 	}
-	if susp.resumed() {
+	if susp := suspension(sj, resumed, now); err == nil && susp.resumed() {
 		p.resumed = susp.until
+	}
+	// A run-now request does not depend on the schedule: it is handled while the schedule
+	// is invalid or suspended too.
+	p.now = decideRunNow(sj, owned, &p)
+	if p.now.deferred && (p.requeueAfter == 0 || p.requeueAfter > time.Second) {
+		p.requeueAfter = time.Second
 	}
 	return p
 }

@@ -66,6 +66,25 @@ func (w *world) step(now time.Time) plan {
 		w.created = append(w.created, p.run)
 		out = outcome{job: j, created: true}
 	}
+	switch rn := p.now; {
+	case !rn.handled():
+	case rn.found != nil:
+		out.runNowJob = rn.found
+	case rn.refused != "":
+		out.runNowRefused = rn.refused
+	default:
+		for _, r := range rn.replace {
+			w.remove(r.Name)
+		}
+		j := jobs.NewJob(&w.sj.Spec.JobTemplate, jobs.Run{
+			Name: rn.name, Namespace: w.sj.Namespace, Owner: w.sj, OwnerGVK: gvk,
+			Labels: map[string]string{batchv1alpha1.LabelScheduledJob: w.sj.Name},
+			Annotations: map[string]string{batchv1alpha1.AnnotationScheduledTime: batchv1alpha1.FormatTime(now),
+				batchv1alpha1.AnnotationRunNowToken: rn.token},
+		})
+		w.jobs = append(w.jobs, j)
+		out.runNowJob = j
+	}
 	w.sj.Status = *nextStatus(w.sj, &p, out, w.jobs, now)
 	return p
 }

@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
@@ -56,10 +57,22 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconci
 // batchv1alpha1.JobControllerField (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
-		// Our own status writes change no generation and need no reconcile.
-		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Our own status writes change no generation and need no reconcile; a run-now
+		// request is an annotation.
+		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, runNowChanged))).
 		Owns(&batchv1.Job{})
 	return r.Complete(b, controllerName, DefaultWorkers, r)
+}
+
+// runNowChanged passes the updates that change the run-now annotation.
+var runNowChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld != nil && e.ObjectNew != nil &&
+			batchv1alpha1.RunNowToken(e.ObjectOld) != batchv1alpha1.RunNowToken(e.ObjectNew)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs,verbs=get;list;watch
@@ -102,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if _, err := r.WriteRecord(ctx, gvk.Kind, sj, written); err != nil {
 		return ctrl.Result{}, err
 	}
-	current := currentJobs(owned, p.replace, out.job)
+	current := currentJobs(owned, &p, out)
 	r.report(sj, status, &p, out, current)
 	if err := r.releaseRecorded(ctx, sj, status, current); err != nil {
 		return ctrl.Result{}, err
@@ -149,11 +162,83 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 	return jobs.Owned(ctx, r.Client, r.APIReader, sj, gvk.Kind, expected)
 }
 
-// execute deletes the Jobs that Replace replaces and creates the Job of plan.run. AlreadyExists
+// execute runs the plan: the Job of the due slot (executeSlot), then the Job of the run-now
+// request (executeRunNow).
+func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time) (outcome, error) {
+	out, err := r.executeSlot(ctx, sj, p, now)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := r.executeRunNow(ctx, sj, p, now, &out); err != nil {
+		return outcome{}, err
+	}
+	return out, nil
+}
+
+// executeRunNow deletes the Jobs that Replace replaces and creates the Job of the run-now
+// request, or records why it did not (outcome.runNowRefused). AlreadyExists on a Job we
+// control is success: an earlier attempt created it.
+func (r *Reconciler) executeRunNow(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time, out *outcome) error {
+	rn := &p.now
+	switch {
+	case !rn.handled():
+		return nil
+	case rn.found != nil:
+		out.runNowJob = rn.found
+		return nil
+	case rn.refused != "":
+		out.runNowRefused = rn.refused
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunNowRefused, jobs.ActionCreate,
+			"No Job started for run-now token %q: %s", rn.token, rn.refused)
+		return nil
+	}
+	for _, old := range rn.replace {
+		if err := jobs.Delete(ctx, r.Client, old); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
+			"Deleted running Job %s for run-now token %q (concurrencyPolicy Replace)", old.Name, rn.token)
+	}
+	at := batchv1alpha1.FormatTime(now)
+	job := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{
+		Name:      rn.name,
+		Namespace: sj.Namespace,
+		Owner:     sj,
+		OwnerGVK:  gvk,
+		Labels:    map[string]string{batchv1alpha1.LabelScheduledJob: sj.Name},
+		Annotations: map[string]string{
+			batchv1alpha1.AnnotationScheduledTime: at,
+			batchv1alpha1.AnnotationRunNowToken:   rn.token,
+		},
+	})
+	c, err := jobs.Create(ctx, r.Client, r.APIReader, sj, job)
+	switch {
+	case err != nil:
+		return err
+	case c.Conflict:
+		out.runNowRefused = fmt.Sprintf("Job %s exists and is not controlled by this ScheduledJob", rn.name)
+	case c.Rejected != nil:
+		out.runNowRefused = fmt.Sprintf("the API server rejected its Job: %v", c.Rejected)
+	default:
+		out.runNowJob = c.Job
+		if c.Created {
+			jobs.RunsStarted.WithLabelValues(jobs.KindScheduledJob).Inc()
+			ctrl.LoggerFrom(ctx).Info("Created Job", "Job", rn.name, "runNow", rn.token)
+			r.Recorder.Eventf(sj, c.Job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
+				"Created Job %s for run-now token %q", rn.name, rn.token)
+		}
+		return nil
+	}
+	r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunNowRefused, jobs.ActionCreate,
+		"No Job started for run-now token %q: %s", rn.token, out.runNowRefused)
+	return nil
+}
+
+// executeSlot deletes the Jobs that Replace replaces and creates the Job of plan.run. AlreadyExists
 // on a Job we control is success: an earlier attempt created it. User errors (a name over
 // budget, a Job of that name that is not ours, a template the API server rejects) count the
 // slot as not run and become the Ready condition; API errors are returned for a retry.
-func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time) (outcome, error) {
+func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time) (outcome, error) {
 	if p.run.IsZero() {
 		return outcome{}, nil
 	}
@@ -203,6 +288,15 @@ func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob
 func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
 	s, err := compile(&sj.Spec)
 	for _, j := range current {
+		if batchv1alpha1.IsRunNowJob(sj.Name, j.Annotations, j.Name) {
+			if !runNowRecorded(sj, st, j) {
+				continue
+			}
+			if err := r.releaser.Release(ctx, r.Client, j); err != nil {
+				return err
+			}
+			continue
+		}
 		ours := err == nil && isOneShotJob(s, sj.Name, j)
 		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
 			continue

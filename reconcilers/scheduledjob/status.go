@@ -25,6 +25,10 @@ type outcome struct {
 	// failReason and failMessage say why plan.run could not get a Job (a condition reason);
 	// the slot is then counted as not run.
 	failReason, failMessage string
+	// runNowJob is the Job of the run-now request (created now or found); runNowRefused says
+	// why it got none.
+	runNowJob     *batchv1.Job
+	runNowRefused string
 }
 
 // nextStatus computes the status from the old one, the plan and what executing it did. It
@@ -32,8 +36,10 @@ type outcome struct {
 func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*batchv1.Job, now time.Time) *batchv1alpha1.ScheduledJobStatus {
 	st := sj.Status.DeepCopy()
 	st.ObservedGeneration = sj.Generation
+	recordRunNow(sj, st, p.now, out.runNowJob, out.runNowRefused, now)
 	if p.invalid != nil {
 		st.NextScheduleTime = nil
+		st.Active, st.ActiveOverflow = jobs.ActiveStatus(currentJobs(owned, p, out))
 		setReady(st, sj.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonInvalidSchedule, p.invalid.Error())
 		return st
 	}
@@ -47,7 +53,7 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	st.MissedRuns += p.missedTotal()
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
 
-	current := currentJobs(owned, p.replace, out.job)
+	current := currentJobs(owned, p, out)
 	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	st.NextScheduleTime = nil
 	if !p.next.IsZero() && !sj.Spec.Suspend {
@@ -58,22 +64,27 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	return st
 }
 
-// currentJobs is the Jobs of the ScheduledJob after executing the plan.
-func currentJobs(owned, replaced []*batchv1.Job, created *batchv1.Job) []*batchv1.Job {
+// currentJobs is the Jobs of the ScheduledJob after executing the plan: those it controlled,
+// less the ones Replace deleted, plus the slot's and the run-now request's.
+func currentJobs(owned []*batchv1.Job, p *plan, out outcome) []*batchv1.Job {
 	gone := map[string]bool{}
-	for _, j := range replaced {
+	for _, j := range append(append([]*batchv1.Job(nil), p.replace...), p.now.replace...) {
 		gone[j.Name] = true
 	}
-	var out []*batchv1.Job
-	for _, j := range owned {
-		if !gone[j.Name] && (created == nil || j.Name != created.Name) {
-			out = append(out, j)
+	var created []*batchv1.Job
+	for _, j := range []*batchv1.Job{out.job, out.runNowJob} {
+		if j != nil {
+			gone[j.Name] = true
+			created = append(created, j)
 		}
 	}
-	if created != nil {
-		out = append(out, created)
+	var current []*batchv1.Job
+	for _, j := range owned {
+		if !gone[j.Name] {
+			current = append(current, j)
+		}
 	}
-	return out
+	return append(current, created...)
 }
 
 // phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot

@@ -96,6 +96,7 @@ func TestE2E(t *testing.T) {
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
+		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
 	})
 	step(t, "leader failover at a boundary", testFailover)
 	step(t, "faults: API server restart, etcd stop, leader kills, refused records", testFaults)
@@ -760,6 +761,13 @@ func jobTemplate(command string) string {
             command: [/bin/sh, -c, "` + command + `"]`
 }
 
+// slotEnv gives jobTemplate's container the variable SLOT: the instant its Job runs for, read
+// with the downward API from the annotation almanac puts on the Job's Pods.
+const slotEnv = `
+            env:
+            - name: SLOT
+              valueFrom: {fieldRef: {fieldPath: "metadata.annotations['batch.almanac.dev/scheduled-time']"}}`
+
 // jobsOf lists the Jobs whose controller is the named object of the given kind.
 func jobsOf(t *testing.T, ns, kind, name string) []batchv1.Job {
 	t.Helper()
@@ -806,10 +814,7 @@ kind: ScheduledJob
 metadata: {name: once}
 spec:
   at: "`+wall(at)+`"
-  timeZone: UTC`+jobTemplate("echo ran once at $(date -u +%H:%M:%S) for the slot $SLOT")+`
-            env:
-            - name: SLOT
-              valueFrom: {fieldRef: {fieldPath: "metadata.annotations['batch.almanac.dev/scheduled-time']"}}`)
+  timeZone: UTC`+jobTemplate("echo ran once at $(date -u +%H:%M:%S) for the slot $SLOT")+slotEnv)
 	if phase := almanacField(t, ns, "scheduledjob", "once", ".status.phase"); phase != "" && phase != "Pending" {
 		t.Errorf("before its instant the ScheduledJob is %s, want Pending", phase)
 	}
@@ -835,6 +840,41 @@ spec:
 	}
 	t.Logf("Job %s created %s after its instant; its Pod printed %q; phase Succeeded", jobs[0].Name,
 		created.Sub(at).Round(time.Second), strings.TrimSpace(logs))
+}
+
+// testRunNow: `almanac run`, the binary, as a user runs it: a ScheduledJob whose schedule is
+// far away runs one Job now, with a real Pod that reads the instant of the request from the
+// downward API; --wait returns once the Job completed; the schedule's record is untouched.
+func testRunNow(t *testing.T) {
+	ns := namespace(t, "e2e-run")
+	mustApply(t, ns, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: report}
+spec:
+  schedule: "0 3 1 1 *"
+  timeZone: UTC`+jobTemplate("echo report for $SLOT")+slotEnv)
+	asked := time.Now()
+	r := exe(t, "", almanacBin, "run", "sj/report", "-n", ns, "--wait", "--timeout", "2m")
+	if r.code != 0 {
+		t.Fatalf("almanac run sj/report --wait: %s", r)
+	}
+	name := strings.TrimSpace(r.stdout)
+	t.Logf("almanac run printed %q after %s:\n%s", name, time.Since(asked).Round(time.Millisecond), strings.TrimSpace(r.stderr))
+	jobs := jobsOf(t, ns, "ScheduledJob", "report")
+	if len(jobs) != 1 || jobs[0].Name != name || !jobComplete(jobs[0]) {
+		t.Fatalf("Jobs of report: %d (want exactly 1, %s, complete)", len(jobs), name)
+	}
+	rec := mustKubectl(t, "get", "scheduledjob", "report", "-n", ns, "-o", "jsonpath={.status.runNow.jobName} {.status.runNow.time} {.status.lastScheduleTime}")
+	fields := strings.Fields(rec)
+	if len(fields) != 2 || fields[0] != name {
+		t.Errorf("status.runNow.jobName, time and lastScheduleTime: %q, want %s, a time, and no lastScheduleTime", rec, name)
+	}
+	logs := mustKubectl(t, "logs", "-n", ns, "job/"+name)
+	if len(fields) == 2 && !strings.Contains(logs, "report for "+fields[1]) {
+		t.Errorf("the Job's Pod printed %q, want the instant of the request %s (the downward API)", logs, fields[1])
+	}
+	t.Logf("its Pod printed %q", strings.TrimSpace(logs))
 }
 
 // testScheduledJobCron: a cron ScheduledJob runs two slots, each Job to completion.

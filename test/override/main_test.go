@@ -12,8 +12,6 @@
 package override_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -22,15 +20,9 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
@@ -84,19 +76,8 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer func() { _ = env.Stop() }()
-	cfg := env.Config
-	mgr, err := ctrl.NewManager(cfg, manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(env.Webhook),
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  testenv.CacheOptions(), // what the manager binary's cache keeps
-	})
+	mgr, err := env.NewManager()
 	if err != nil {
-		return 0, err
-	}
-	if err := testenv.RegisterIndexes(mgr); err != nil {
 		return 0, err
 	}
 	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
@@ -109,20 +90,10 @@ func run(m *testing.M) (int, error) {
 	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes).SetupWithManager(mgr); err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
-		}
-	}()
-	if err := env.WaitForWebhookServer(ctx, done); err != nil {
+	stop, err := env.RunManager(mgr)
+	if err != nil {
 		return 0, err
 	}
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return 0, errors.New("the manager's cache did not sync")
-	}
+	defer stop()
 	return m.Run(), nil
 }

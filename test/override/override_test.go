@@ -5,18 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -249,24 +246,11 @@ func runCommand(ns, kubeconfig string, opts override.Options, args ...string) (s
 	return out.String(), err
 }
 
-// impersonating writes a kubeconfig whose current context is env's administrator
-// impersonating user (rest.Config.Impersonate, as kubectl --as does).
+// impersonating writes a kubeconfig that impersonates user (testenv's).
 func impersonating(t *testing.T, user string) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(env.KubeconfigPath)
+	path, err := env.ImpersonatingKubeconfig(t.TempDir(), user)
 	if err != nil {
-		t.Fatal(err)
-	}
-	current := cfg.Contexts[cfg.CurrentContext]
-	auth := cfg.AuthInfos[current.AuthInfo].DeepCopy()
-	auth.Impersonate = user
-	cfg.AuthInfos[user] = auth
-	ctxCopy := current.DeepCopy()
-	ctxCopy.AuthInfo = user
-	cfg.Contexts[user] = ctxCopy
-	cfg.CurrentContext = user
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -280,23 +264,9 @@ func wantRefused(t *testing.T, err error, want string) {
 	}
 }
 
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "override-"}}
-	if err := env.Client.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return env.NewNamespace(t, "override") }
 
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := env.Client.Create(context.Background(), obj); err != nil {
-			t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-		}
-	}
-}
+func create(t *testing.T, objs ...client.Object) { t.Helper(); env.Create(t, objs...) }
 
 // eventually calls f until it returns nil, and fails the test with f's last error after
 // timeout.

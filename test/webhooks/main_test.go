@@ -6,7 +6,6 @@
 package webhooks_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -16,11 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/test/testenv"
 	"github.com/almanac-dev/almanac/webhooks"
 )
@@ -57,37 +52,18 @@ func run(m *testing.M) (int, error) {
 	}
 	defer func() { _ = env.Stop() }()
 
-	mgr, err := ctrl.NewManager(env.Config, manager.Options{
-		Scheme:                 scheme.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(env.Webhook),
-		Cache:                  testenv.CacheOptions(), // what the manager binary's cache keeps
-	})
+	mgr, err := env.NewManager()
 	if err != nil {
-		return 0, err
-	}
-	if err := testenv.RegisterIndexes(mgr); err != nil {
 		return 0, err
 	}
 	if err := webhooks.SetupWithManager(mgr, clk); err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "the manager stopped with an error:", err)
-		}
-	}()
-	if err := env.WaitForWebhookServer(ctx, done); err != nil {
+	stop, err := env.RunManager(mgr)
+	if err != nil {
 		return 0, err
 	}
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return 0, fmt.Errorf("the manager's cache did not sync")
-	}
+	defer stop()
 	cache = mgr.GetCache()
 	return m.Run(), nil
 }

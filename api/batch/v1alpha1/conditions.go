@@ -31,4 +31,13 @@ const (
 	// ReasonJobInvalid: the API server rejected the Job built from jobTemplate; the message
 	// has its answer. The run is counted as not run.
 	ReasonJobInvalid = "JobInvalid"
+
+	// ConditionRunNow on a ScheduledJob says how its latest run-now request went: True
+	// (ReasonRunNowStarted) when a Job started for it, False (ReasonRunNowRefused) when it
+	// was refused; the message names the token and the Job or the reason.
+	ConditionRunNow = "RunNow"
+	// ReasonRunNowStarted: a Job started for the latest run-now token.
+	ReasonRunNowStarted = "Started"
+	// ReasonRunNowRefused: no Job started for the latest run-now token; the message says why.
+	ReasonRunNowRefused = "Refused"
 )

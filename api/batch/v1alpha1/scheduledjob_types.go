@@ -127,12 +127,39 @@ type ScheduledJobStatus struct {
 	// +optional
 	LastResumeTime *metav1.Time `json:"lastResumeTime,omitempty"`
 
+	// runNow records the latest run-now request (the batch.almanac.dev/run-now annotation)
+	// that was handled: a token recorded here never starts a Job again.
+	// +optional
+	RunNow *RunNowStatus `json:"runNow,omitempty"`
+
 	// conditions of the ScheduledJob.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RunNowStatus is the record of a run-now request.
+type RunNowStatus struct {
+	// token is the value of the batch.almanac.dev/run-now annotation that was handled.
+	// +kubebuilder:validation:MaxLength=63
+	Token string `json:"token"`
+
+	// jobName is the Job started for it; absent when the request was refused.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	JobName string `json:"jobName,omitempty"`
+
+	// time is when the request was handled (UTC): the instant its Job runs for, in the
+	// Job's batch.almanac.dev/scheduled-time annotation.
+	Time metav1.Time `json:"time"`
+
+	// refused says why no Job was started (concurrencyPolicy Forbid while a Job runs, a Job
+	// of that name that is not this ScheduledJob's); absent when one was.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Refused string `json:"refused,omitempty"`
 }
 
 // ScheduledJob runs a Job once at an instant (at) or on a cron schedule, in its own time zone,
