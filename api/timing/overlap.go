@@ -36,7 +36,7 @@ func (e *TooManyWindowsError) Error() string {
 // does not count. It reads the memo of interval lists, so asking again on the same day costs
 // two binary searches.
 func (w *Window) Comparable(from time.Time) (int, bool) {
-	if w.Type() == TypeOneShot {
+	if w.Type() == TypeOneShot && !w.Masked() {
 		if !w.oneShot.Start.Before(from) && w.oneShot.Start.Before(from.Add(OverlapHorizon)) {
 			return 1, true
 		}

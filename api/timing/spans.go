@@ -77,7 +77,7 @@ type spanCache struct {
 // windowKey names a spec in the memos: every field, each preceded by its length, so that
 // different specs never share a name.
 func windowKey(s Spec) string {
-	fields := [...]string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone}
+	fields := [...]string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone, s.Calendars.key()}
 	n := 4 * (len(fields) + len(s.DaysOfWeek) + 1)
 	for _, f := range fields {
 		n += len(f)
@@ -109,7 +109,7 @@ func (w *Window) spansFor(from time.Time) (spanList, bool) {
 	if w.key == "" {
 		return spanList{}, false
 	}
-	if w.Type() == TypeOneShot {
+	if w.Type() == TypeOneShot && !w.Masked() {
 		if w.oneShot.End.After(from) {
 			return spanList{nanos: []int64{w.oneShot.Start.UnixNano(), w.oneShot.End.UnixNano()}, until: math.MaxInt64}, true
 		}

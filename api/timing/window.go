@@ -39,6 +39,9 @@ type Spec struct {
 	Schedule, Duration string
 	// TimeZone is the zone of all wall-clock fields; "" means DefaultZone.
 	TimeZone string
+	// Calendars close parts of the windows (spec.calendars, compiled): a window is cut at
+	// the boundaries of the instants they close.
+	Calendars Mask
 }
 
 // Field names of a Spec, as FieldError.Field reports them.
@@ -57,8 +60,10 @@ const (
 // FieldError is a problem with one field of a Spec. Webhooks map Field and Index to their
 // field path (Child(Field), then Index(*Index)) and report Detail as the message.
 type FieldError struct {
-	Field  string // one of the Field* constants
-	Index  *int   // the item of Field's list (daysOfWeek) that is wrong; nil for the whole field
+	Field string // one of the Field* constants
+	Index *int   // the item of Field's list (daysOfWeek, days) that is wrong; nil for the whole field
+	// Sub is the field of that item that is wrong (date, start, end); empty for the item.
+	Sub    string
 	Value  string // the value as given
 	Detail string // what was wrong, what was expected, and how to fix it
 }
@@ -66,10 +71,14 @@ type FieldError struct {
 // Path is the field's path below the spec, as a field path writes it: "timeZone",
 // "daysOfWeek[2]".
 func (e FieldError) Path() string {
-	if e.Index == nil {
-		return e.Field
+	p := e.Field
+	if e.Index != nil {
+		p = fmt.Sprintf("%s[%d]", e.Field, *e.Index)
 	}
-	return fmt.Sprintf("%s[%d]", e.Field, *e.Index)
+	if e.Sub != "" {
+		p += "." + e.Sub
+	}
+	return p
 }
 
 func (e FieldError) Error() string { return e.Path() + ": " + e.Detail }
@@ -202,7 +211,7 @@ func (s Spec) compile() (*Window, []FieldError) {
 		errs = append(errs, *zoneErr)
 	}
 	var err error
-	w := &Window{zone: zone, canonical: Spec{Type: s.Type, TimeZone: zone.Name}}
+	w := &Window{zone: zone, canonical: Spec{Type: s.Type, TimeZone: zone.Name, Calendars: s.Calendars}}
 
 	used, ok := fieldsUsed[s.Type]
 	if !ok {
@@ -427,8 +436,59 @@ func (w *Window) Stale(now time.Time) bool {
 }
 
 // intervals yields the window's non-empty intervals that end after t, in order, up to
-// searchHorizon past t.
+// searchHorizon past t: those of its recurrence, cut by its calendars.
 func (w *Window) intervals(t time.Time) iter.Seq[Interval] {
+	mask := w.canonical.Calendars
+	if mask.Empty() {
+		return w.recurrence(t)
+	}
+	return func(yield func(Interval) bool) {
+		for iv := range w.recurrence(t) {
+			if !mask.pieces(iv, func(p Interval) bool { return !p.End.After(t) || yield(p) }) {
+				return
+			}
+		}
+	}
+}
+
+// Masked reports whether calendars cut the window.
+func (w *Window) Masked() bool { return !w.canonical.Calendars.Empty() }
+
+// Skipped returns, in order, the stretches of the window's recurrence that intersect
+// [from, to) and that its calendars close, with the calendar entries that close them. Each
+// interval of the recurrence is a step of budget.
+func (w *Window) Skipped(budget *Budget, from, to time.Time) ([]Skipped, error) {
+	mask := w.canonical.Calendars
+	if mask.Empty() {
+		return nil, nil
+	}
+	var out []Skipped
+	for iv := range w.recurrence(from) {
+		if !iv.Start.Before(to) {
+			break
+		}
+		if err := budget.Spend(1); err != nil {
+			return nil, err
+		}
+		cur := iv.Start
+		gap := func(end time.Time) {
+			if end.After(cur) {
+				g := Interval{Start: cur, End: end}
+				out = append(out, Skipped{Interval: g, Reason: mask.Reason(g)})
+			}
+		}
+		mask.pieces(iv, func(p Interval) bool {
+			gap(p.Start)
+			cur = p.End
+			return true
+		})
+		gap(iv.End)
+	}
+	return out, nil
+}
+
+// recurrence yields the intervals of the window's recurrence alone (see intervals).
+func (w *Window) recurrence(t time.Time) iter.Seq[Interval] {
 	switch w.Type() {
 	case TypeDaily:
 		return w.recurring(t, dateOf(t, w.zone.Location).AddDate(0, 0, -2), 1)

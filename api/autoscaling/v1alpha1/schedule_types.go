@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // ScheduleType is the kind of recurrence of a Schedule's window.
@@ -183,6 +185,13 @@ type ScheduleSpec struct {
 	// Default false.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// calendars cut the windows: no window is open on an instant of a skip calendar, and,
+	// when only is given, on an instant outside every only calendar (a 22:00–02:00 window
+	// before a holiday closes at midnight). A calendar that does not exist holds the
+	// Schedule closed until it does (condition Valid says so).
+	// +optional
+	Calendars *calendarv1alpha1.Calendars `json:"calendars,omitempty"`
 }
 
 // ScheduleStatus is the observed state of a Schedule.

@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,6 +137,11 @@ func (in *ScheduleSpec) DeepCopyInto(out *ScheduleSpec) {
 		in, out := &in.DaysOfWeek, &out.DaysOfWeek
 		*out = make([]string, len(*in))
 		copy(*out, *in)
+	}
+	if in.Calendars != nil {
+		in, out := &in.Calendars, &out.Calendars
+		*out = new(calendarv1alpha1.Calendars)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

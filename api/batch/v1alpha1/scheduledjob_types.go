@@ -3,10 +3,12 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // ScheduledJobPhase summarizes where a ScheduledJob stands.
-// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Missed
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Missed;Skipped
 type ScheduledJobPhase string
 
 const (
@@ -21,6 +23,9 @@ const (
 	// ScheduledJobPhaseMissed: the one-shot could not be started before at +
 	// startingDeadlineSeconds, so it was not run.
 	ScheduledJobPhaseMissed ScheduledJobPhase = "Missed"
+	// ScheduledJobPhaseSkipped: the one-shot's instant was in a skip calendar (or outside
+	// every only calendar), so it was not run.
+	ScheduledJobPhaseSkipped ScheduledJobPhase = "Skipped"
 )
 
 // ScheduledJobSpec says when to run a Job: once at an instant (at) or on a cron schedule.
@@ -71,6 +76,13 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:Maximum=315360000
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
+	// calendars skip slots: a slot (cron or at) whose nominal instant is in a skip
+	// calendar, or outside every only calendar when only is given, does not run and is
+	// counted in status.skippedRuns, not missed. A calendar that does not exist skips every
+	// slot until it does (condition Ready says so).
+	// +optional
+	Calendars *calendarv1alpha1.Calendars `json:"calendars,omitempty"`
+
 	JobPolicy `json:",inline"`
 }
 
@@ -117,6 +129,20 @@ type ScheduledJobStatus struct {
 	// lastMissedTime is the nominal time (UTC) of the latest slot that was not run.
 	// +optional
 	LastMissedTime *metav1.Time `json:"lastMissedTime,omitempty"`
+
+	// skippedRuns counts the slots that calendars skipped (spec.calendars).
+	// +optional
+	SkippedRuns int64 `json:"skippedRuns,omitempty"`
+
+	// lastSkippedTime is the nominal time (UTC) of the latest slot that calendars skipped.
+	// +optional
+	LastSkippedTime *metav1.Time `json:"lastSkippedTime,omitempty"`
+
+	// lastSkippedReason names the calendar entries that skipped that slot ("Christmas Day
+	// (Calendar holidays)").
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LastSkippedReason string `json:"lastSkippedReason,omitempty"`
 
 	// lastResumeTime is when spec.suspend last went from true to false (UTC, to the second,
 	// as the API server recorded the write; when the write left no time, because it removed

@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -264,6 +265,11 @@ func (in *ScheduledJobSpec) DeepCopyInto(out *ScheduledJobSpec) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.Calendars != nil {
+		in, out := &in.Calendars, &out.Calendars
+		*out = new(calendarv1alpha1.Calendars)
+		(*in).DeepCopyInto(*out)
+	}
 	in.JobPolicy.DeepCopyInto(&out.JobPolicy)
 }
 
@@ -295,6 +301,10 @@ func (in *ScheduledJobStatus) DeepCopyInto(out *ScheduledJobStatus) {
 	}
 	if in.LastMissedTime != nil {
 		in, out := &in.LastMissedTime, &out.LastMissedTime
+		*out = (*in).DeepCopy()
+	}
+	if in.LastSkippedTime != nil {
+		in, out := &in.LastSkippedTime, &out.LastSkippedTime
 		*out = (*in).DeepCopy()
 	}
 	if in.LastResumeTime != nil {
