@@ -16,7 +16,26 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
+
+// scheduleCalendars are the calendars a Schedule names (calendarv1alpha1.ReferenceKey).
+func scheduleCalendars(obj runtime.Object) []string {
+	s, ok := obj.(*autoscalingv1alpha1.Schedule)
+	if !ok {
+		return nil
+	}
+	return calendarv1alpha1.ReferenceKeys(s.Namespace, s.Spec.Calendars)
+}
+
+// scheduledJobCalendars are the calendars a ScheduledJob names.
+func scheduledJobCalendars(obj runtime.Object) []string {
+	sj, ok := obj.(*batchv1alpha1.ScheduledJob)
+	if !ok {
+		return nil
+	}
+	return calendarv1alpha1.ReferenceKeys(sj.Namespace, sj.Spec.Calendars)
+}
 
 // Object is an API object (the same methods as controller-runtime's client.Object, so a
 // value of it can be passed as one).
@@ -42,5 +61,7 @@ func All() []Index {
 		{Object: &autoscalingv1alpha1.ScheduledPodAutoscaler{}, Field: autoscalingv1alpha1.TargetField, Values: autoscalingv1alpha1.ScheduledPodAutoscalerTarget},
 		{Object: &batchv1.Job{}, Field: batchv1alpha1.JobControllerField, Values: batchv1alpha1.JobController},
 		{Object: &batchv1alpha1.EventJob{}, Field: batchv1alpha1.EventJobTriggerField, Values: batchv1alpha1.EventJobTrigger},
+		{Object: &autoscalingv1alpha1.Schedule{}, Field: calendarv1alpha1.CalendarField, Values: scheduleCalendars},
+		{Object: &batchv1alpha1.ScheduledJob{}, Field: calendarv1alpha1.CalendarField, Values: scheduledJobCalendars},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -97,17 +98,31 @@ func Baseline(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) timing.Bounds {
 // by its path (spec.startTime: …). Admission should have refused such a Schedule, but objects
 // stored before a webhook existed, or written with the webhook down, can still be wrong; and
 // a panic in the engine must not take the others down with it.
-func Compile(s *autoscalingv1alpha1.Schedule) (w *timing.Window, err error) {
+//
+// The calendars that spec.calendars names are read from book (nil: none exist); one that does
+// not exist, or does not compile, holds the Schedule closed (see calendarv1alpha1.Book.Mask,
+// and CalendarProblems for what to report).
+func Compile(s *autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book) (w *timing.Window, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			w, err = nil, fmt.Errorf("the time engine failed on this Schedule (please report it): %v", r)
 		}
 	}()
-	w, errs := s.Spec.Timing().Compile()
+	spec := s.Spec.Timing()
+	spec.Calendars, _ = book.Mask(s.Namespace, s.Spec.Calendars)
+	w, errs := spec.Compile()
 	if len(errs) > 0 {
 		return nil, timing.Join("spec.", errs)
 	}
 	return w, nil
+}
+
+// CalendarProblems says what is wrong with the calendars that s names, in book: each message
+// names the field (spec.calendars.skip[0]) and the fix. Such a calendar holds the Schedule
+// closed.
+func CalendarProblems(s *autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book) []string {
+	_, problems := book.Mask(s.Namespace, s.Spec.Calendars)
+	return problems
 }
 
 // targets reports whether s changes the autoscaler spa.
@@ -126,10 +141,10 @@ func InEffect(s *autoscalingv1alpha1.Schedule) bool {
 // (Schedules of other autoscalers are ignored). It is a pure function: the reconciler, the
 // tests and `almanac preview` get the same answer for the same input. Its work is bounded
 // (see resolve); it fails only when ctx is done first.
-func Compute(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, now time.Time) (Desired, error) {
+func Compute(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, now time.Time) (Desired, error) {
 	base := Baseline(spa)
 	d := Desired{Baseline: base, Bounds: timing.Effective(base, nil), Suspended: spa.Spec.Suspend}
-	entries := compileAll(spa, schedules, func(name string, err error) {
+	entries := compileAll(spa, schedules, book, func(name string, err error) {
 		d.Invalid = append(d.Invalid, InvalidSchedule{Name: name, Message: err.Error()})
 	})
 	d.all = namedOf(entries)
@@ -249,12 +264,12 @@ func resolve(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutosca
 
 // Named compiles the Schedules of spa (sorted by name) for the time engine. Schedules that
 // cannot be compiled are left out and passed to invalid (when it is not nil).
-func Named(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, invalid func(name string, err error)) []timing.Named {
-	return namedOf(compileAll(spa, schedules, invalid))
+func Named(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, invalid func(name string, err error)) []timing.Named {
+	return namedOf(compileAll(spa, schedules, book, invalid))
 }
 
 // compileAll is Named with each Schedule's creation time.
-func compileAll(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, invalid func(name string, err error)) []entry {
+func compileAll(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, invalid func(name string, err error)) []entry {
 	sorted := make([]*autoscalingv1alpha1.Schedule, 0, len(schedules))
 	for i := range schedules {
 		if targets(&schedules[i], spa) {
@@ -264,7 +279,7 @@ func compileAll(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []aut
 	slices.SortFunc(sorted, func(a, b *autoscalingv1alpha1.Schedule) int { return strings.Compare(a.Name, b.Name) })
 	entries := make([]entry, 0, len(sorted))
 	for _, s := range sorted {
-		w, err := Compile(s)
+		w, err := Compile(s, book)
 		if err != nil {
 			if invalid != nil {
 				invalid(s.Name, err)
@@ -292,9 +307,9 @@ func compileAll(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []aut
 // budget bounds the whole walk: each interval of a Schedule in the range is a step, and so is
 // each comparison of two Schedules' windows. When it stops the walk, Timeline returns no
 // segments and the budget's error.
-func Timeline(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to time.Time, invalid func(name string, err error)) ([]timing.Segment, error) {
+func Timeline(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, from, to time.Time, invalid func(name string, err error)) ([]timing.Segment, error) {
 	base := Baseline(spa)
-	entries := compileAll(spa, schedules, invalid)
+	entries := compileAll(spa, schedules, book, invalid)
 	if spa.Spec.Suspend {
 		return timing.Timeline(budget, base, nil, from, to)
 	}

@@ -363,10 +363,10 @@ func TestTerminatingScheduleChangesNothing(t *testing.T) {
 	if want := instant(t, "2027-03-01T13:00:00Z"); !d.Next.Equal(want) {
 		t.Errorf("next transition %s, want %s (the deleted Schedule's end at 23:00 is not one)", d.Next, want)
 	}
-	if named := Named(spa, []autoscalingv1alpha1.Schedule{deleted}, nil); len(named) != 0 {
+	if named := Named(spa, []autoscalingv1alpha1.Schedule{deleted}, nil, nil); len(named) != 0 {
 		t.Errorf("Named compiles the deleted Schedule: %v", named)
 	}
-	segs, err := Timeline(timing.NewBudget(context.Background(), 1000), spa, []autoscalingv1alpha1.Schedule{deleted}, now, now.Add(48*time.Hour), nil)
+	segs, err := Timeline(timing.NewBudget(context.Background(), 1000), spa, []autoscalingv1alpha1.Schedule{deleted}, nil, now, now.Add(48*time.Hour), nil)
 	if err != nil || len(segs) != 1 || segs[0].Bounds != Baseline(spa) {
 		t.Errorf("timeline %v (%v), want the baseline throughout", segs, err)
 	}
@@ -405,7 +405,7 @@ func TestBoundarySince(t *testing.T) {
 
 func TestCompileNamesFieldPaths(t *testing.T) {
 	s := schedule("s", 1, 0, daily("25:00", "09:00", "utc"))
-	_, err := Compile(&s)
+	_, err := Compile(&s, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "spec.startTime: ") {
 		t.Errorf("Compile error = %v, want one naming spec.startTime", err)
 	}
@@ -627,7 +627,7 @@ func TestForbidWithinABudget(t *testing.T) {
 	// A done context stops the resolution with its error instead of an answer.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Compute(ctx, spa, schedules, now); !errors.Is(err, context.Canceled) {
+	if _, err := Compute(ctx, spa, schedules, nil, now); !errors.Is(err, context.Canceled) {
 		t.Errorf("Compute with a done context: %v, want context.Canceled", err)
 	}
 	// Under Max nothing is compared, nothing left out.
@@ -650,10 +650,10 @@ func TestTimelineWithinABudget(t *testing.T) {
 	for _, policy := range []autoscalingv1alpha1.OverlapPolicy{autoscalingv1alpha1.OverlapPolicyMax, autoscalingv1alpha1.OverlapPolicyForbid} {
 		spa.Spec.OverlapPolicy = policy
 		// A day: 48 intervals (and under Forbid one comparison at each of 48 boundaries).
-		if _, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, from, from.Add(24*time.Hour), nil); err != nil {
+		if _, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, nil, from, from.Add(24*time.Hour), nil); err != nil {
 			t.Errorf("%s: a day within the budget: %v", policy, err)
 		}
-		segs, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, from, from.Add(30*24*time.Hour), nil)
+		segs, err := Timeline(timing.NewBudget(context.Background(), 200), spa, schedules, nil, from, from.Add(30*24*time.Hour), nil)
 		if !errors.Is(err, timing.ErrBudgetSpent) || segs != nil {
 			t.Errorf("%s: 30 days with a budget of 200: %d segments, %v; want none and ErrBudgetSpent", policy, len(segs), err)
 		}
@@ -663,7 +663,7 @@ func TestTimelineWithinABudget(t *testing.T) {
 // compute is Compute, which only fails for a done context.
 func compute(t testing.TB, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, now time.Time) Desired {
 	t.Helper()
-	d, err := Compute(context.Background(), spa, schedules, now)
+	d, err := Compute(context.Background(), spa, schedules, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +673,7 @@ func compute(t testing.TB, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, sche
 // timeline is Timeline with a budget that no test spends.
 func timeline(t testing.TB, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, schedules []autoscalingv1alpha1.Schedule, from, to time.Time, invalid func(string, error)) []timing.Segment {
 	t.Helper()
-	segs, err := Timeline(timing.NewBudget(context.Background(), 1<<40), spa, schedules, from, to, invalid)
+	segs, err := Timeline(timing.NewBudget(context.Background(), 1<<40), spa, schedules, nil, from, to, invalid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -238,3 +238,62 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCalendarCompile: no calendar makes Compile panic, and a calendar that compiles cuts a
+// window into pieces that are ordered, disjoint, inside the window's recurrence and outside
+// the calendar; an instant is skipped exactly when no piece holds it.
+func FuzzCalendarCompile(f *testing.F) {
+	f.Add("Europe/Berlin", "2027-12-24,12-25,02-29", "2026-12-28T00:00", "2027-01-04T06:00", true)
+	f.Add("America/Sao_Paulo", "2018-11-04", "2018-11-03T23:30", "2018-11-04T00:30", false)
+	f.Add("", "13-01,2027-02-29", "x", "2027-01-01T00:00", true)
+	f.Add("Pacific/Apia", "2011-12-30,12-31", "2011-12-29T23:00", "2011-12-31T01:00", true)
+	f.Fuzz(func(t *testing.T, zone, days, start, end string, skip bool) {
+		spec := CalendarSpec{Name: "Calendar fuzz", TimeZone: zone}
+		for i, d := range strings.Split(days, ",") {
+			if i == 20 {
+				break
+			}
+			spec.Days = append(spec.Days, CalendarDay{Date: d})
+		}
+		spec.Periods = []CalendarPeriod{{Start: start, End: end}}
+		c, errs := spec.Compile()
+		if len(errs) > 0 {
+			for _, e := range errs {
+				if e.Detail == "" || e.Path() == "" {
+					t.Fatalf("error without a path or detail: %+v", e)
+				}
+			}
+			return
+		}
+		mask := Mask{Skip: []*Calendar{c}}
+		if !skip {
+			mask = Mask{Only: []*Calendar{c}}
+		}
+		w, errs := Spec{Type: TypeDaily, StartTime: "22:00", EndTime: "02:00", TimeZone: "America/New_York", Calendars: mask}.Compile()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		var from time.Time
+		if first, ok := c.after(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)); ok {
+			from = first.Start.Add(-72 * time.Hour)
+		} else {
+			return
+		}
+		got, err := w.Intervals(NewBudget(t.Context(), 1000), from, from.Add(10*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, iv := range got {
+			if !iv.End.After(iv.Start) || i > 0 && iv.Start.Before(got[i-1].End) {
+				t.Fatalf("pieces out of order or empty: %v", got)
+			}
+			_, excluded := mask.Excludes(iv.Start)
+			if excluded {
+				t.Fatalf("piece %v starts on an instant the calendar closes", iv)
+			}
+			if _, ok := w.ActiveAt(iv.Start); !ok {
+				t.Fatalf("piece %v is not active at its start", iv)
+			}
+		}
+	})
+}

@@ -21,6 +21,8 @@ type JobSpec struct {
 	At, Schedule string
 	// TimeZone is the zone of At and Schedule; "" means DefaultZone (the field was omitted).
 	TimeZone string
+	// Calendars skip slots (spec.calendars, compiled).
+	Calendars Mask
 }
 
 // JobSchedule is a compiled JobSpec: a one-shot instant or a cron schedule, in a zone.
@@ -35,6 +37,8 @@ type JobSchedule struct {
 	Cron Cron
 	// FromSchedule is true when the one-shot's time was written in Schedule.
 	FromSchedule bool
+	// Calendars skip the slots whose nominal instants they close.
+	Calendars Mask
 }
 
 // OneShot reports whether the schedule runs once, at Due.
@@ -49,9 +53,24 @@ func (s *JobSchedule) String() string {
 }
 
 // Runs returns the nominal instants of the runs in the half-open range [from, to), in order,
-// in UTC. Each run is a step of budget; when the budget stops the walk, it returns the
+// in UTC, less the slots that the calendars skip (see SkippedRuns). Each run is a step of budget; when the budget stops the walk, it returns the
 // budget's error.
 func (s *JobSchedule) Runs(budget *Budget, from, to time.Time) ([]time.Time, error) {
+	all, err := s.slots(budget, from, to)
+	if err != nil || s.Calendars.Empty() {
+		return all, err
+	}
+	runs := all[:0]
+	for _, t := range all {
+		if _, skipped := s.Skips(t); !skipped {
+			runs = append(runs, t)
+		}
+	}
+	return runs, nil
+}
+
+// slots returns the nominal instants of the slots in [from, to), skipped or not.
+func (s *JobSchedule) slots(budget *Budget, from, to time.Time) ([]time.Time, error) {
 	if s.OneShot() {
 		if !s.Due.Before(from) && s.Due.Before(to) {
 			return []time.Time{s.Due}, budget.Spend(1)
@@ -73,7 +92,7 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 	if zoneErr != nil {
 		errs = append(errs, *zoneErr)
 	}
-	out := &JobSchedule{Zone: zone}
+	out := &JobSchedule{Zone: zone, Calendars: s.Calendars}
 
 	switch {
 	case s.At != "" && s.Schedule != "":
@@ -192,4 +211,73 @@ func Deadline(deadlineSeconds int64) time.Duration {
 func HourAfter(now time.Time, loc *time.Location) LocalDateTime {
 	t := now.In(orUTC(loc)).Add(time.Hour)
 	return LocalDateTime{Year: t.Year(), Month: t.Month(), Day: t.Day(), Hour: t.Hour()}
+}
+
+// Skips reports whether the calendars skip the slot whose nominal instant is t, and why
+// (Mask.Reason): a slot in a skip calendar, or outside every only calendar, does not run.
+func (s *JobSchedule) Skips(t time.Time) (string, bool) {
+	return s.Calendars.Excludes(t)
+}
+
+// maxSkippedSlots is the most slots in a row that NextRun passes over as skipped before it
+// gives up: a schedule whose next run is further away than that reports none.
+const maxSkippedSlots = 10_000
+
+// NextRun returns the nominal instant of the first slot after t that the calendars do not
+// skip; zero when there is none within the engine's horizon (or past maxSkippedSlots skipped
+// slots in a row). A skip calendar's stretch is passed over at once, not slot by slot.
+func (s *JobSchedule) NextRun(t time.Time) time.Time {
+	if s.OneShot() {
+		if s.Due.After(t) {
+			if _, skipped := s.Skips(s.Due); !skipped {
+				return s.Due
+			}
+		}
+		return time.Time{}
+	}
+	loc := s.Zone.Location
+	slot := s.Cron.Next(loc, t)
+	for range maxSkippedSlots {
+		if slot.IsZero() || s.Calendars.Empty() {
+			return slot
+		}
+		if _, skipped := s.Skips(slot); !skipped {
+			return slot
+		}
+		// Jump over the stretch that closes the slot: the skip calendars' cover, or to the
+		// next only calendar's stretch.
+		from := slot
+		if k, ok := cover(s.Calendars.Skip, true, slot); ok && k.Contains(slot) {
+			from = k.End.Add(-time.Nanosecond)
+		} else if len(s.Calendars.Only) > 0 {
+			if o, ok := cover(s.Calendars.Only, false, slot); ok && o.Start.After(slot) {
+				from = o.Start.Add(-time.Nanosecond)
+			}
+		}
+		if from.Sub(t) > searchHorizon {
+			return time.Time{}
+		}
+		slot = s.Cron.Next(loc, from)
+	}
+	return time.Time{}
+}
+
+// SkippedRuns returns the slots in [from, to) that the calendars skip, with why, in order
+// (each a Skipped whose Start and End are the slot's nominal instant). Each slot is a step of
+// budget.
+func (s *JobSchedule) SkippedRuns(budget *Budget, from, to time.Time) ([]Skipped, error) {
+	if s.Calendars.Empty() {
+		return nil, nil
+	}
+	all, err := s.slots(budget, from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []Skipped
+	for _, t := range all {
+		if reason, skipped := s.Skips(t); skipped {
+			out = append(out, Skipped{Interval: Interval{Start: t, End: t}, Reason: reason})
+		}
+	}
+	return out, nil
 }

@@ -443,10 +443,25 @@ func (w *Window) intervals(t time.Time) iter.Seq[Interval] {
 		return w.recurrence(t)
 	}
 	return func(yield func(Interval) bool) {
-		for iv := range w.recurrence(t) {
-			if !mask.pieces(iv, func(p Interval) bool { return !p.End.After(t) || yield(p) }) {
+		for from := t; ; {
+			var resume time.Time
+			jumped := false
+			for iv := range w.recurrence(from) {
+				if !mask.pieces(iv, func(p Interval) bool { return !p.End.After(t) || yield(p) }) {
+					return
+				}
+				// Across a long closed stretch (a freeze, or the time between two days of an
+				// only calendar), the walk resumes where the calendars open again instead of
+				// cutting each interval of the recurrence in between.
+				if open := mask.nextOpen(iv.End); open.Sub(iv.End) > 24*time.Hour {
+					resume, jumped = open, true
+					break
+				}
+			}
+			if !jumped || resume.Sub(t) > searchHorizon {
 				return
 			}
+			from = resume
 		}
 	}
 }

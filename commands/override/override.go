@@ -477,7 +477,7 @@ func Entries(schedules []autoscalingv1alpha1.Schedule, now time.Time) []Entry {
 	for i := range schedules {
 		s := &schedules[i]
 		e := Entry{Namespace: s.Namespace, Name: s.Name, Autoscaler: s.Spec.ScaleTargetRef.Name, Min: s.Spec.MinReplicas, Max: s.Spec.MaxReplicas}
-		w, err := scaling.Compile(s)
+		w, err := scaling.Compile(s, nil)
 		iv, oneShot := timing.Interval{}, false
 		if err == nil {
 			e.Zone = w.Zone()

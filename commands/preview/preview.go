@@ -329,7 +329,7 @@ func namespaceOf(ns string) string {
 
 func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string, error) {
 	var warnings []string
-	named := scaling.Named(spa, all, func(name string, err error) {
+	named := scaling.Named(spa, all, nil, func(name string, err error) {
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
 	})
 	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
@@ -350,11 +350,11 @@ func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAuto
 	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
 	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
 	var err error
-	if a.Segments, err = scaling.Timeline(budget, spa, all, rng.From, rng.To, nil); err != nil {
+	if a.Segments, err = scaling.Timeline(budget, spa, all, nil, rng.From, rng.To, nil); err != nil {
 		return Autoscaler{}, nil, err
 	}
 	if !a.Suspended {
-		d, err := scaling.Compute(context.Background(), spa, all, rng.From)
+		d, err := scaling.Compute(context.Background(), spa, all, nil, rng.From)
 		if err != nil {
 			return Autoscaler{}, nil, err
 		}

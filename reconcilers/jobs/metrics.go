@@ -15,6 +15,7 @@ const (
 const (
 	SkipForbid       = "ConcurrencyForbid"
 	SkipSuspended    = "Suspended"
+	SkipCalendar     = "Calendar"
 	SkipJobConflict  = "JobConflict"
 	SkipJobInvalid   = "JobInvalid"
 	SkipNameTooLong  = "JobNameTooLong"

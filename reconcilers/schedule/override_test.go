@@ -56,7 +56,7 @@ func TestOverrideEndWakes(t *testing.T) {
 	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeOneShot, MinReplicas: ptr.To[int32](5),
 		StartTime: "2027-01-15T12:00", EndTime: "2027-01-15T14:00", TimeZone: "Europe/Berlin", Suspend: true})
 	s.Labels = map[string]string{autoscalingv1alpha1.OverrideLabel: "true"}
-	if _, next := Status(s, instant(t, "2027-01-15T11:30:00Z")); !next.IsZero() {
+	if _, next := Status(s, nil, instant(t, "2027-01-15T11:30:00Z")); !next.IsZero() {
 		t.Fatalf("a suspended Schedule's status wakes at %s; the test expects never", next)
 	}
 	end, ok := OverrideEnd(s)

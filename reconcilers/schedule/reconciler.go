@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
@@ -92,7 +93,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if OverrideEnded(s, now) {
 		return r.removeOverride(ctx, s)
 	}
-	st, next := Status(s, now)
+	book, err := base.ReadCalendars(ctx, r.Client, s.Namespace, s.Spec.Calendars)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	st, next := Status(s, book, now)
 	forbid, err := r.forbid(ctx, s, now)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -123,7 +128,7 @@ func OverrideEnd(s *autoscalingv1alpha1.Schedule) (time.Time, bool) {
 	if s.Labels[autoscalingv1alpha1.OverrideLabel] != "true" || s.Spec.Type != autoscalingv1alpha1.ScheduleTypeOneShot {
 		return time.Time{}, false
 	}
-	w, err := scaling.Compile(s)
+	w, err := scaling.Compile(s, nil) // the window as written: an override's end is its own
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -144,7 +149,7 @@ func (r *Reconciler) removeOverride(ctx context.Context, s *autoscalingv1alpha1.
 		return base.Retry(fmt.Errorf("failed to delete the ended override Schedule %s: %w", client.ObjectKeyFromObject(s), err))
 	}
 	end := s.Spec.EndTime + " " + s.Spec.TimeZone
-	if w, err := scaling.Compile(s); err == nil {
+	if w, err := scaling.Compile(s, nil); err == nil {
 		if iv, ok := w.OneShotInterval(); ok {
 			end = timing.InstantText(iv.End, w.Zone())
 		}
@@ -166,7 +171,11 @@ func (r *Reconciler) forbid(ctx context.Context, s *autoscalingv1alpha1.Schedule
 	if err := r.Client.List(ctx, siblings, client.InNamespace(s.Namespace), client.MatchingFields{autoscalingv1alpha1.ScheduleTargetField: spa.Name}); err != nil {
 		return nil, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s/%s: %w", s.Namespace, spa.Name, err)
 	}
-	d, err := scaling.Compute(ctx, spa, siblings.Items, now)
+	book, err := base.ReadCalendars(ctx, r.Client, s.Namespace, autoscalingv1alpha1.CalendarsOf(siblings.Items)...)
+	if err != nil {
+		return nil, err
+	}
+	d, err := scaling.Compute(ctx, spa, siblings.Items, book, now)
 	if err != nil {
 		return nil, err // the context is done: the manager is stopping
 	}
@@ -231,21 +240,34 @@ func LeftOut(st *autoscalingv1alpha1.ScheduleStatus, s *autoscalingv1alpha1.Sche
 // the Schedule will do, not whether a window is open now: that is its autoscaler's status,
 // written at each transition anyway, so a boundary costs the API server no write of the
 // Schedule's (issue 23); a Schedule whose last window is to come completes when it closes.
-// It is a pure function of the Schedule and now.
-func Status(s *autoscalingv1alpha1.Schedule, now time.Time) (autoscalingv1alpha1.ScheduleStatus, time.Time) {
+// It is a pure function of the Schedule, the calendars it names (in book) and now.
+//
+// A calendar that does not exist (or cannot be evaluated) holds the Schedule closed: its
+// condition Calendars is False, and the Schedule stays Scheduled, since it completes only
+// once its calendars say that no window will open again.
+func Status(s *autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, now time.Time) (autoscalingv1alpha1.ScheduleStatus, time.Time) {
 	st := *s.Status.DeepCopy()
 	st.ObservedGeneration = s.Generation
 
-	w, err := scaling.Compile(s)
+	w, err := scaling.Compile(s, book)
 	if err != nil {
 		st.Phase = autoscalingv1alpha1.SchedulePhaseInvalid
 		conditions.Set(&st.Conditions, invalidCondition(err), s.Generation, now)
 		return st, time.Time{}
 	}
 	conditions.Set(&st.Conditions, validCondition(), s.Generation, now)
+	problems := scaling.CalendarProblems(s, book)
+	if c, ok := calendarv1alpha1.Condition(s.Spec.Calendars, problems); ok {
+		conditions.Set(&st.Conditions, c, s.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, calendarv1alpha1.ConditionCalendars)
+	}
 
 	iv, ok := w.NextInterval(now)
 	switch {
+	case !ok && len(problems) > 0:
+		st.Phase = autoscalingv1alpha1.SchedulePhaseScheduled
+		return st, time.Time{} // the calendar's creation brings the reconciler back
 	case !ok:
 		st.Phase = autoscalingv1alpha1.SchedulePhaseCompleted
 		return st, time.Time{}
@@ -320,7 +342,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&autoscalingv1alpha1.ScheduledPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.schedulesOf),
 			builder.WithPredicates(policyChanged()))
+	// A calendar's creation, edit or deletion changes the status of the Schedules that name it.
+	byCalendar := handler.EnqueueRequestsFromMapFunc(base.CalendarUsers(mgr.GetClient(),
+		func() *autoscalingv1alpha1.ScheduleList { return &autoscalingv1alpha1.ScheduleList{} }, schedulesRequests))
+	b = b.Watches(&calendarv1alpha1.Calendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&calendarv1alpha1.ClusterCalendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	return r.Complete(b, controllerName, DefaultWorkers, r)
+}
+
+// schedulesRequests maps Schedules to requests for themselves.
+func schedulesRequests(list *autoscalingv1alpha1.ScheduleList) []reconcile.Request {
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return out
 }
 
 // siblingsUnderForbid maps a Schedule to the other Schedules of its autoscaler, when that has

@@ -42,7 +42,7 @@ func simulate(t *testing.T, s *autoscalingv1alpha1.Schedule, from, to string) []
 	end := instant(t, to)
 	var steps []string
 	for range 100 {
-		st, next := Status(s, clk.Now())
+		st, next := Status(s, nil, clk.Now())
 		s.Status = st
 		steps = append(steps, fmt.Sprintf("%s %s", clk.Now().Format(time.RFC3339), st.Phase))
 		if next.IsZero() || !next.Before(end) {
@@ -87,7 +87,7 @@ func TestRepeatingScheduleNeverWakes(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	// Inside a window it reads the same.
-	if st, next := Status(s, instant(t, "2027-03-27T12:00:00Z")); st.Phase != autoscalingv1alpha1.SchedulePhaseScheduled || !next.IsZero() {
+	if st, next := Status(s, nil, instant(t, "2027-03-27T12:00:00Z")); st.Phase != autoscalingv1alpha1.SchedulePhaseScheduled || !next.IsZero() {
 		t.Errorf("in a window: phase %s, next %v; want Scheduled, none", st.Phase, next)
 	}
 }
@@ -95,7 +95,7 @@ func TestRepeatingScheduleNeverWakes(t *testing.T) {
 func TestSuspendedScheduleAnnouncesNothing(t *testing.T) {
 	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: "00:00", EndTime: "23:00"})
 	s.Spec.Suspend = true
-	st, next := Status(s, instant(t, "2027-03-01T12:00:00Z"))
+	st, next := Status(s, nil, instant(t, "2027-03-01T12:00:00Z"))
 	if st.Phase != autoscalingv1alpha1.SchedulePhaseSuspended || !next.IsZero() {
 		t.Errorf("got phase %s, next %v; want Suspended, none", st.Phase, next)
 	}
@@ -103,7 +103,7 @@ func TestSuspendedScheduleAnnouncesNothing(t *testing.T) {
 
 func TestInvalidSchedule(t *testing.T) {
 	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeCron, Schedule: "TZ=Europe/Paris 0 9 * * *", Duration: "1h"})
-	st, next := Status(s, instant(t, "2027-03-01T12:00:00Z"))
+	st, next := Status(s, nil, instant(t, "2027-03-01T12:00:00Z"))
 	c := meta.FindStatusCondition(st.Conditions, autoscalingv1alpha1.ConditionValid)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != autoscalingv1alpha1.ReasonInvalidSchedule || !strings.Contains(c.Message, "spec.schedule: ") {
 		t.Errorf("Valid condition = %+v, want False/InvalidSchedule naming spec.schedule", c)
@@ -118,9 +118,9 @@ func TestInvalidSchedule(t *testing.T) {
 
 func TestConditionTimeKeptWhileUnchanged(t *testing.T) {
 	s := newSchedule(autoscalingv1alpha1.ScheduleSpec{Type: autoscalingv1alpha1.ScheduleTypeDaily, StartTime: "09:00", EndTime: "17:00"})
-	first, _ := Status(s, instant(t, "2027-03-01T08:00:00Z"))
+	first, _ := Status(s, nil, instant(t, "2027-03-01T08:00:00Z"))
 	s.Status = first
-	second, _ := Status(s, instant(t, "2027-03-01T09:00:00Z"))
+	second, _ := Status(s, nil, instant(t, "2027-03-01T09:00:00Z"))
 	if got, want := second.Conditions[0].LastTransitionTime, first.Conditions[0].LastTransitionTime; !got.Equal(&want) {
 		t.Errorf("lastTransitionTime changed from %s to %s although Valid stayed True", want, got)
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
@@ -31,6 +32,20 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err e
 		return nil, timing.Join("spec.", errs)
 	}
 	return s, nil
+}
+
+// compileWith is compile with the calendars that spec.calendars names, from book: the slots
+// they skip do not run. problems says what is wrong with those calendars (see
+// calendarv1alpha1.Book.Mask); such a calendar skips every slot.
+func compileWith(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (*timing.JobSchedule, []string, error) {
+	s, err := compile(&sj.Spec)
+	if err != nil || sj.Spec.Calendars.Empty() {
+		return s, nil, err
+	}
+	masked := *s
+	var problems []string
+	masked.Calendars, problems = book.Mask(sj.Namespace, sj.Spec.Calendars)
+	return &masked, problems, nil
 }
 
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
@@ -63,6 +78,20 @@ type plan struct {
 	more bool
 	// now is the run-now request to handle (batchv1alpha1.AnnotationRunNow).
 	now runNow
+	// skipped counts the slots that calendars skip now; lastSkipped is the latest of them,
+	// and skippedReason names the calendar entries that skip it.
+	skipped       int64
+	lastSkipped   time.Time
+	skippedReason string
+	// calendarProblems says what is wrong with the calendars that spec.calendars names.
+	calendarProblems []string
+}
+
+func (p *plan) addSkip(slot time.Time, reason string) {
+	p.skipped++
+	if !slot.Before(p.lastSkipped) {
+		p.lastSkipped, p.skippedReason = slot, reason
+	}
 }
 
 // maxSlotWalk is the most slots one reconcile walks since the watermark: 100,000, 69 days of a
@@ -121,7 +150,7 @@ func isOneShotJob(s *timing.JobSchedule, owner string, j *batchv1.Job) bool {
 // counted as missed, and never runs (again).
 func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
 	var t time.Time
-	for _, m := range []*time.Time{timeOf(st.LastScheduleTime), timeOf(st.LastMissedTime)} {
+	for _, m := range []*time.Time{timeOf(st.LastScheduleTime), timeOf(st.LastMissedTime), timeOf(st.LastSkippedTime)} {
 		if m != nil && m.After(t) {
 			t = *m
 		}
@@ -129,10 +158,11 @@ func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
 	return t
 }
 
-// decide computes the plan for sj at now, given the Jobs it controls and, when status says
-// suspended but the spec no longer does, the instant of the resume (batchv1alpha1.ResumedAt).
-func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, resumed, now time.Time) plan {
-	s, err := compile(&sj.Spec)
+// decide computes the plan for sj at now, given the calendars it names (in book), the Jobs it
+// controls and, when status says suspended but the spec no longer does, the instant of the
+// resume (batchv1alpha1.ResumedAt).
+func decide(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book, owned []*batchv1.Job, resumed, now time.Time) plan {
+	s, problems, err := compileWith(sj, book)
 	var p plan
 	switch {
 	case err != nil:
@@ -145,6 +175,7 @@ func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, resumed, now t
 	if susp := suspension(sj, resumed, now); err == nil && susp.resumed() {
 		p.resumed = susp.until
 	}
+	p.calendarProblems = problems
 	// A run-now request does not depend on the schedule: it is handled while the schedule
 	// is invalid or suspended too.
 	p.now = decideRunNow(sj, owned, &p)
@@ -197,7 +228,10 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 	case !p.ran.IsZero() || !s.Due.After(mark):
 		// It ran (or was missed) already.
 	case now.Before(s.Due):
-		p.next, p.requeueAfter = s.Due, s.Due.Sub(now)
+		// A one-shot that its calendars skip has no next run, but the reconciler looks at
+		// its instant, to record the skip then.
+		p.next, p.requeueAfter = s.NextRun(now), s.Due.Sub(now)
+	case skips(s, s.Due, &p):
 	case !timing.WithinDeadline(s.Due, now, sj.Spec.StartingDeadline()):
 		p.addMiss(s.Due, jobs.MissDeadline)
 	case susp.at(s.Due):
@@ -233,8 +267,8 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			}
 		}
 	}
-	latest := s.Cron.Prev(s.Zone.Location, now)
-	if latest.After(mark) {
+	latest := latestRun(s, mark, now)
+	if s.Cron.Prev(s.Zone.Location, now).After(mark) {
 		walked, last := 0, time.Time{}
 		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
 			if walked == maxSlotWalk {
@@ -251,6 +285,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			case ran[batchv1alpha1.SlotMinute(slot)]:
 			case susp.at(slot):
 				p.addMiss(slot, jobs.SkipSuspended)
+			case skips(s, slot, &p):
 			case !slot.Equal(latest):
 				p.addMiss(slot, jobs.MissSuperseded)
 			case !timing.WithinDeadline(slot, now, sj.Spec.StartingDeadline()):
@@ -270,17 +305,50 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			p.replace = active
 		}
 	}
-	p.next = s.Cron.Next(s.Zone.Location, now)
-	if p.next.IsZero() {
+	slot := s.Cron.Next(s.Zone.Location, now)
+	if slot.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.
 		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, batchv1alpha1.FormatTime(now))
 		return p
 	}
+	// The next run is the next slot that the calendars do not skip; the reconciler still
+	// looks at the next slot, to record a skip when it falls due.
+	p.next = s.NextRun(now)
 	if !sj.Spec.Suspend {
-		p.requeueAfter = p.next.Sub(now)
+		p.requeueAfter = slot.Sub(now)
 	}
 	return p
+}
+
+// skips records the slot as skipped when the calendars skip it, and reports whether they do.
+func skips(s *timing.JobSchedule, slot time.Time, p *plan) bool {
+	reason, skipped := s.Skips(slot)
+	if skipped {
+		p.addSkip(slot, reason)
+	}
+	return skipped
+}
+
+// maxLatestWalk is the most skipped slots latestRun steps back over.
+const maxLatestWalk = 1000
+
+// latestRun returns the latest slot at or before now, after mark, that the calendars do not
+// skip: after downtime it is the one that may still run (zero when there is none within
+// maxLatestWalk slots).
+func latestRun(s *timing.JobSchedule, mark, now time.Time) time.Time {
+	loc := s.Zone.Location
+	slot := s.Cron.Prev(loc, now)
+	for range maxLatestWalk {
+		if slot.IsZero() || !slot.After(mark) {
+			return time.Time{}
+		}
+		if _, skipped := s.Skips(slot); !skipped {
+			return slot
+		}
+		slot = s.Cron.Prev(loc, slot.Add(-time.Nanosecond))
+	}
+	return time.Time{}
 }
 
 // recordedSuspended reports whether the status says the ScheduledJob was suspended when it was

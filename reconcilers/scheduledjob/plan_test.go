@@ -55,7 +55,7 @@ type world struct {
 
 func (w *world) step(now time.Time) plan {
 	w.t.Helper()
-	p := decide(w.sj, w.jobs, w.resumed, now)
+	p := decide(w.sj, nil, w.jobs, w.resumed, now)
 	var out outcome
 	for _, r := range p.replace {
 		w.remove(r.Name)
@@ -219,7 +219,7 @@ func TestCronRequeuesExactlyAtTheNextSlot(t *testing.T) {
 	created := utc("2027-03-14T06:10:07Z")
 	sj := cronSJ("30 2 * * *", "America/New_York", created)
 	now := created.Add(1500 * time.Millisecond)
-	p := decide(sj, nil, time.Time{}, now)
+	p := decide(sj, nil, nil, time.Time{}, now)
 	// 02:30 is in the gap that day: the next run is at 03:00 EDT.
 	if want := utc("2027-03-14T07:00:00Z").Sub(now); p.requeueAfter != want {
 		t.Errorf("requeueAfter = %v, want %v", p.requeueAfter, want)
@@ -783,7 +783,7 @@ func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 				defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
 				compileJob = tt.compile
 			}
-			p := decide(tt.sj, nil, time.Time{}, now)
+			p := decide(tt.sj, nil, nil, time.Time{}, now)
 			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {
 				t.Fatalf("invalid %v, run %s, requeueAfter %v; want an error, no run, no requeue", p.invalid, p.run, p.requeueAfter)
 			}

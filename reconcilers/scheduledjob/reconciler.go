@@ -22,9 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
@@ -61,7 +64,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// request is an annotation.
 		For(&batchv1alpha1.ScheduledJob{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, runNowChanged))).
 		Owns(&batchv1.Job{})
+	// A calendar's creation, edit or deletion moves the next run of the ScheduledJobs that
+	// name it.
+	byCalendar := handler.EnqueueRequestsFromMapFunc(base.CalendarUsers(mgr.GetClient(),
+		func() *batchv1alpha1.ScheduledJobList { return &batchv1alpha1.ScheduledJobList{} }, scheduledJobRequests))
+	b = b.Watches(&calendarv1alpha1.Calendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&calendarv1alpha1.ClusterCalendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	return r.Complete(b, controllerName, DefaultWorkers, r)
+}
+
+// scheduledJobRequests maps ScheduledJobs to requests for themselves.
+func scheduledJobRequests(list *batchv1alpha1.ScheduledJobList) []reconcile.Request {
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return out
 }
 
 // runNowChanged passes the updates that change the run-now annotation.
@@ -103,8 +121,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	book, err := base.ReadCalendars(ctx, r.Client, sj.Namespace, sj.Spec.Calendars)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.Clock.Now()
-	p := decide(sj, owned, resumed, now)
+	p := decide(sj, book, owned, resumed, now)
 	out, err := r.execute(ctx, sj, &p, now)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -5,8 +5,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -17,6 +20,16 @@ func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.Sc
 	old := &sj.Status
 	jobs.ReportNotReady(r.Recorder, sj, old.Conditions, st.Conditions, out.failReason != "", jobs.ActionSchedule)
 	r.reportMisses(sj, p)
+	if p.skipped > 0 {
+		jobs.RunsSkipped.WithLabelValues(jobs.KindScheduledJob, jobs.SkipCalendar).Add(float64(p.skipped))
+		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventRunSkipped, jobs.ActionSkip,
+			"Skipped %d run(s) by spec.calendars, the latest at %s: %s", p.skipped, describe(sj, p.lastSkipped), p.skippedReason)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, calendarv1alpha1.ConditionCalendars); c != nil && c.Status == metav1.ConditionFalse {
+		if o := meta.FindStatusCondition(old.Conditions, c.Type); o == nil || o.Message != c.Message {
+			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, c.Reason, jobs.ActionSchedule, "%s", c.Message)
+		}
+	}
 	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
 		r.reportPhase(sj, old.Phase, st.Phase, current)
 		return

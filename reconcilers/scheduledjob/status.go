@@ -5,12 +5,14 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
@@ -52,6 +54,15 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	}
 	st.MissedRuns += p.missedTotal()
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
+	st.SkippedRuns += p.skipped
+	if skipped := laterOf(st.LastSkippedTime, p.lastSkipped); skipped != st.LastSkippedTime {
+		st.LastSkippedTime, st.LastSkippedReason = skipped, truncate(p.skippedReason, maxSkippedReason)
+	}
+	if c, ok := calendarv1alpha1.Condition(sj.Spec.Calendars, p.calendarProblems); ok {
+		conditions.Set(&st.Conditions, c, sj.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, calendarv1alpha1.ConditionCalendars)
+	}
 
 	current := currentJobs(owned, p, out)
 	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
@@ -116,6 +127,8 @@ func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus,
 		return batchv1alpha1.ScheduledJobPhaseFailed
 	case st.LastMissedTime != nil && !s.Due.After(st.LastMissedTime.Time):
 		return batchv1alpha1.ScheduledJobPhaseMissed
+	case st.LastSkippedTime != nil && !s.Due.After(st.LastSkippedTime.Time):
+		return batchv1alpha1.ScheduledJobPhaseSkipped
 	default:
 		return batchv1alpha1.ScheduledJobPhasePending
 	}
@@ -139,7 +152,22 @@ func jobPhase(j *batchv1.Job) batchv1alpha1.ScheduledJobPhase {
 
 func terminal(p batchv1alpha1.ScheduledJobPhase) bool {
 	return p == batchv1alpha1.ScheduledJobPhaseSucceeded || p == batchv1alpha1.ScheduledJobPhaseFailed ||
-		p == batchv1alpha1.ScheduledJobPhaseMissed
+		p == batchv1alpha1.ScheduledJobPhaseMissed || p == batchv1alpha1.ScheduledJobPhaseSkipped
+}
+
+// maxSkippedReason is the longest status.lastSkippedReason (its schema's maxLength).
+const maxSkippedReason = 1024
+
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // readyCondition sets Ready. A failure to create a Job stays on the condition until a later

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/reconcilers/base"
@@ -152,8 +153,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("failed to list the Schedules of ScheduledPodAutoscaler %s: %w", klog.KObj(spa), err)
 	}
 
+	book, err := base.ReadCalendars(ctx, r.Client, spa.Namespace, autoscalingv1alpha1.CalendarsOf(schedules.Items)...)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	now := r.Clock.Now()
-	d, err := scaling.Compute(ctx, spa, schedules.Items, now)
+	d, err := scaling.Compute(ctx, spa, schedules.Items, book, now)
 	if err != nil {
 		return ctrl.Result{}, err // the context is done: the manager is stopping
 	}
@@ -325,6 +331,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(hpaChanged{})).
 		Watches(&autoscalingv1alpha1.Schedule{}, handler.EnqueueRequestsFromMapFunc(scheduleTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	// A calendar's edit moves the windows of the Schedules that name it (the index
+	// calendarv1alpha1.CalendarField).
+	byCalendar := handler.EnqueueRequestsFromMapFunc(base.CalendarUsers(mgr.GetClient(),
+		func() *autoscalingv1alpha1.ScheduleList { return &autoscalingv1alpha1.ScheduleList{} }, schedulesTargets))
+	b = b.Watches(&calendarv1alpha1.Calendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&calendarv1alpha1.ClusterCalendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	c, err := r.Build(b, controllerName, DefaultWorkers, r)
 	r.ctrl, r.cache = c, mgr.GetCache()
 	return err
@@ -341,6 +353,21 @@ func (r *Reconciler) sameName(ctx context.Context, obj client.Object) []reconcil
 		return out
 	}
 	return append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+}
+
+// schedulesTargets maps Schedules to their autoscalers, each once.
+func schedulesTargets(list *autoscalingv1alpha1.ScheduleList) []reconcile.Request {
+	seen := map[types.NamespacedName]bool{}
+	var out []reconcile.Request
+	for i := range list.Items {
+		for _, req := range scheduleTarget(context.Background(), &list.Items[i]) {
+			if !seen[req.NamespacedName] {
+				seen[req.NamespacedName] = true
+				out = append(out, req)
+			}
+		}
+	}
+	return out
 }
 
 // scheduleTarget maps a Schedule to the autoscaler it changes.

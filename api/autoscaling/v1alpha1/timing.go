@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -18,4 +19,16 @@ func (s *ScheduleSpec) Timing() timing.Spec {
 		Duration:       s.Duration,
 		TimeZone:       s.TimeZone,
 	}
+}
+
+// CalendarsOf returns the spec.calendars of the Schedules that name calendars, for reading
+// the calendars they need at once.
+func CalendarsOf(schedules []Schedule) []*calendarv1alpha1.Calendars {
+	var out []*calendarv1alpha1.Calendars
+	for i := range schedules {
+		if !schedules[i].Spec.Calendars.Empty() {
+			out = append(out, schedules[i].Spec.Calendars)
+		}
+	}
+	return out
 }
