@@ -518,6 +518,7 @@ var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "
 // kinds, as the built-in roles do for Deployments: <fullname>-admin and <fullname>-edit, every
 // verb on each kind and on its scale subresource (if any) but not its status, which only the
 // manager writes; <fullname>-view, get, list and watch on each kind and its status and scale.
+// Cluster-scoped kinds (ClusterCalendar) are only read: they are a cluster admin's to write.
 // Each role aggregates into the built-in ClusterRole of the same name (view into edit into
 // admin, through the built-in roles' own labels).
 func aggregatedRoles(crds []apiextensionsv1.CustomResourceDefinition) []aggregatedRole {
@@ -535,7 +536,11 @@ func aggregatedRoles(crds []apiextensionsv1.CustomResourceDefinition) []aggregat
 		var resources, scale, readable []string
 		for _, c := range byGroup[g] {
 			plural := c.Spec.Names.Plural
-			resources = append(resources, plural)
+			if c.Spec.Scope != apiextensionsv1.ClusterScoped {
+				// Cluster-scoped kinds (ClusterCalendar) are written by cluster admins, not by
+				// the users of a namespace; everyone may read them.
+				resources = append(resources, plural)
+			}
 			readable = append(readable, plural)
 			var status, scaled bool
 			for _, v := range c.Spec.Versions {
@@ -554,7 +559,9 @@ func aggregatedRoles(crds []apiextensionsv1.CustomResourceDefinition) []aggregat
 		}
 		sort.Strings(resources)
 		sort.Strings(readable)
-		write = append(write, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: resources, Verbs: allVerbs})
+		if len(resources) > 0 {
+			write = append(write, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: resources, Verbs: allVerbs})
+		}
 		if len(scale) > 0 {
 			sort.Strings(scale)
 			write = append(write, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: scale, Verbs: []string{"get", "patch", "update"}})

@@ -136,6 +136,11 @@ func TestGenerateRefuses(t *testing.T) {
 	}
 }
 
+func clusterScoped(c apiextensionsv1.CustomResourceDefinition) apiextensionsv1.CustomResourceDefinition {
+	c.Spec.Scope = apiextensionsv1.ClusterScoped
+	return c
+}
+
 // TestAggregatedRoles: the roles for namespace users come from the CRDs: every verb on each
 // kind (and its scale subresource) for admin and edit, never its status; read access to
 // each kind, its status and scale for view.
@@ -157,6 +162,7 @@ func TestAggregatedRoles(t *testing.T) {
 		crd("b.example.com", "widgets", true, true),
 		crd("a.example.com", "gadgets", true, false),
 		crd("a.example.com", "plain", false, false),
+		clusterScoped(crd("a.example.com", "clustergadgets", false, false)),
 	})
 	write := []rbacv1.PolicyRule{
 		{APIGroups: []string{"a.example.com"}, Resources: []string{"gadgets", "plain"}, Verbs: allVerbs},
@@ -167,7 +173,8 @@ func TestAggregatedRoles(t *testing.T) {
 		{suffix: "admin", aggregateTo: "admin", rules: write},
 		{suffix: "edit", aggregateTo: "edit", rules: write},
 		{suffix: "view", aggregateTo: "view", rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"a.example.com"}, Resources: []string{"gadgets", "gadgets/status", "plain"}, Verbs: []string{"get", "list", "watch"}},
+			// A cluster-scoped kind is read by namespace users, never written.
+			{APIGroups: []string{"a.example.com"}, Resources: []string{"clustergadgets", "gadgets", "gadgets/status", "plain"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"b.example.com"}, Resources: []string{"widgets", "widgets/scale", "widgets/status"}, Verbs: []string{"get", "list", "watch"}},
 		}},
 	}

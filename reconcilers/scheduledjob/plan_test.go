@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
@@ -51,11 +52,13 @@ type world struct {
 	created []time.Time // slots of the Jobs created, in order
 	// resumed is the time of the resume that the API server recorded, when there is one.
 	resumed time.Time
+	// book holds the calendars that exist.
+	book *calendarv1alpha1.Book
 }
 
 func (w *world) step(now time.Time) plan {
 	w.t.Helper()
-	p := decide(w.sj, nil, w.jobs, w.resumed, now)
+	p := decide(w.sj, w.book, w.jobs, w.resumed, now)
 	var out outcome
 	for _, r := range p.replace {
 		w.remove(r.Name)

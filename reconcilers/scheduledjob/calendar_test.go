@@ -1,0 +1,119 @@
+package scheduledjob
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+)
+
+// holidays is a Calendar "holidays" in namespace ns, in Europe/Berlin.
+func holidays(days ...calendarv1alpha1.CalendarDay) *calendarv1alpha1.Book {
+	return calendarv1alpha1.NewBook([]calendarv1alpha1.Calendar{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "holidays"},
+		Spec:       calendarv1alpha1.CalendarSpec{TimeZone: "Europe/Berlin", Days: days},
+	}}, nil)
+}
+
+func skipHolidays(sj *batchv1alpha1.ScheduledJob) *batchv1alpha1.ScheduledJob {
+	sj.Spec.Calendars = &calendarv1alpha1.Calendars{Skip: []calendarv1alpha1.CalendarReference{{Name: "holidays"}}}
+	return sj
+}
+
+func TestCronSlotOnAHolidayIsSkippedNotMissed(t *testing.T) {
+	w := &world{t: t, sj: skipHolidays(cronSJ("0 6 * * *", "Europe/Berlin", utc("2027-12-23T12:00:00Z"))),
+		book: holidays(calendarv1alpha1.CalendarDay{Date: "12-25", Name: "Christmas Day"})}
+	w.run(utc("2027-12-24T00:00:00Z"), utc("2027-12-27T00:00:00Z"))
+	if diff := cmp.Diff([]time.Time{utc("2027-12-24T05:00:00Z"), utc("2027-12-26T05:00:00Z")}, w.created); diff != "" {
+		t.Errorf("Jobs created (-want +got):\n%s", diff)
+	}
+	st := w.sj.Status
+	if st.SkippedRuns != 1 || st.LastSkippedTime == nil || !st.LastSkippedTime.Equal(ptr.To(metav1.NewTime(utc("2027-12-25T05:00:00Z")))) ||
+		st.LastSkippedReason != "Christmas Day (Calendar holidays)" {
+		t.Errorf("skipped = %d, %v, %q", st.SkippedRuns, st.LastSkippedTime, st.LastSkippedReason)
+	}
+	if st.MissedRuns != 0 {
+		t.Errorf("missedRuns = %d: a skipped slot is not missed", st.MissedRuns)
+	}
+	c := meta.FindStatusCondition(st.Conditions, calendarv1alpha1.ConditionCalendars)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("condition Calendars = %+v", c)
+	}
+}
+
+func TestNextScheduleTimePassesOverHolidays(t *testing.T) {
+	sj := skipHolidays(cronSJ("0 6 * * *", "Europe/Berlin", utc("2027-12-23T12:00:00Z")))
+	book := holidays(calendarv1alpha1.CalendarDay{Date: "12-25"}, calendarv1alpha1.CalendarDay{Date: "12-26"})
+	p := decide(sj, book, nil, time.Time{}, utc("2027-12-24T06:00:00Z"))
+	if !p.next.Equal(utc("2027-12-27T05:00:00Z")) {
+		t.Errorf("next = %s, want the 27th", p.next)
+	}
+	// The reconciler still wakes at the holiday's slot, to record the skip then.
+	if want := utc("2027-12-25T05:00:00Z").Sub(utc("2027-12-24T06:00:00Z")); p.requeueAfter != want {
+		t.Errorf("requeueAfter = %s, want %s", p.requeueAfter, want)
+	}
+}
+
+// After downtime over a holiday, the slot that may still run is the latest one that the
+// calendar does not skip.
+func TestDowntimeAcrossAHolidayRunsTheLatestRunnableSlot(t *testing.T) {
+	sj := skipHolidays(cronSJ("0 6 * * *", "Europe/Berlin", utc("2027-12-23T12:00:00Z")))
+	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](3 * 24 * 3600)
+	sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(utc("2027-12-23T05:00:00Z")))
+	p := decide(sj, holidays(calendarv1alpha1.CalendarDay{Date: "12-25"}), nil, time.Time{}, utc("2027-12-25T12:00:00Z"))
+	if !p.run.Equal(utc("2027-12-24T05:00:00Z")) || p.skipped != 1 || p.missedTotal() != 0 {
+		t.Errorf("run %s, skipped %d, missed %v", p.run, p.skipped, p.missed)
+	}
+}
+
+func TestMissingCalendarHoldsTheScheduledJob(t *testing.T) {
+	w := &world{t: t, sj: skipHolidays(cronSJ("0 6 * * *", "UTC", utc("2027-12-23T12:00:00Z")))}
+	w.run(utc("2027-12-24T00:00:00Z"), utc("2027-12-26T00:00:00Z"))
+	if len(w.created) != 0 {
+		t.Errorf("Jobs created %v while the calendar does not exist", w.created)
+	}
+	st := w.sj.Status
+	c := meta.FindStatusCondition(st.Conditions, calendarv1alpha1.ConditionCalendars)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != calendarv1alpha1.ReasonCalendarNotUsable ||
+		!strings.Contains(c.Message, `spec.calendars.skip[0]: Calendar holidays does not exist in namespace "ns"`) {
+		t.Errorf("condition Calendars = %+v", c)
+	}
+	if st.SkippedRuns != 2 || !strings.Contains(st.LastSkippedReason, "does not exist") {
+		t.Errorf("skipped = %d, %q", st.SkippedRuns, st.LastSkippedReason)
+	}
+	if st.NextScheduleTime != nil {
+		t.Errorf("nextScheduleTime = %s while every slot is held", st.NextScheduleTime)
+	}
+}
+
+func TestOneShotOnAHolidayIsSkipped(t *testing.T) {
+	w := &world{t: t, sj: skipHolidays(atSJ("2027-12-25T10:00", "Europe/Berlin", utc("2027-12-23T12:00:00Z"))),
+		book: holidays(calendarv1alpha1.CalendarDay{Date: "2027-12-25", Name: "Christmas Day"})}
+	p := w.step(utc("2027-12-24T00:00:00Z"))
+	if !p.next.IsZero() || p.requeueAfter != utc("2027-12-25T09:00:00Z").Sub(utc("2027-12-24T00:00:00Z")) {
+		t.Errorf("next %s, requeueAfter %s", p.next, p.requeueAfter)
+	}
+	w.step(utc("2027-12-25T09:00:00Z"))
+	if len(w.created) != 0 || w.sj.Status.Phase != batchv1alpha1.ScheduledJobPhaseSkipped || w.sj.Status.SkippedRuns != 1 {
+		t.Errorf("created %v, phase %s, skipped %d", w.created, w.sj.Status.Phase, w.sj.Status.SkippedRuns)
+	}
+	// And stays so: the skip is on the record.
+	w.step(utc("2027-12-25T09:05:00Z"))
+	if len(w.created) != 0 || w.sj.Status.SkippedRuns != 1 {
+		t.Errorf("created %v, skipped %d after a second look", w.created, w.sj.Status.SkippedRuns)
+	}
+}
+
+func TestSkippedReasonIsCutToTheSchema(t *testing.T) {
+	long := strings.Repeat("é", 700)
+	if got := truncate(long, maxSkippedReason); len(got) > maxSkippedReason || !strings.HasSuffix(got, "…") {
+		t.Errorf("truncate = %d bytes", len(got))
+	}
+}
