@@ -43,6 +43,7 @@ import (
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/certs"
+	"github.com/almanac-dev/almanac/commands/calendar"
 	"github.com/almanac-dev/almanac/commands/check"
 	"github.com/almanac-dev/almanac/commands/migrate"
 	"github.com/almanac-dev/almanac/commands/override"
@@ -102,6 +103,7 @@ func main() {
 	root.AddCommand(release.NewCommand())
 	root.AddCommand(override.NewCommand())
 	root.AddCommand(run.NewCommand())
+	root.AddCommand(calendar.NewCommand())
 
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		var coded exitCoder
