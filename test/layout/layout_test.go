@@ -117,7 +117,7 @@ func TestNoReconcilerMentionsLanes(t *testing.T) {
 
 // commands are almanac's command-line commands besides the manager: each is a package of its
 // own under commands/ (docs/design.md, "Where things live").
-var commands = []string{"check", "migrate", "preview", "release", "validate"}
+var commands = []string{"calendar", "check", "migrate", "override", "preview", "release", "run", "validate"}
 
 // TestCommandsLiveUnderCommands: each command is a package commands/<name>, named so, that
 // builds its cobra command (NewCommand); and no cobra command is built under webhooks/ or api/,
