@@ -100,68 +100,9 @@ func MissingCalendar(name string) *Calendar {
 	return &Calendar{name: name, missing: true, key: "missing:" + name}
 }
 
-// Compile validates the spec and returns the calendar, or every problem found. Calendars are
-// immutable, so those compiled recently are kept in a bounded memo and shared: every reconcile
-// of an object compiles the calendars it names, and a calendar's yearly days are computed
-// once per year in it.
+// Compile validates the spec and returns the calendar, or every problem found. A calendar's
+// yearly days are computed for a year when a walk first reaches it, and kept in the calendar.
 func (s CalendarSpec) Compile() (*Calendar, []FieldError) {
-	key := s.memoKey()
-	calendarMemo.Lock()
-	c, ok := calendarMemo.current[key]
-	if !ok {
-		if c, ok = calendarMemo.previous[key]; ok {
-			calendarMemo.current[key] = c
-		}
-	}
-	calendarMemo.Unlock()
-	if ok {
-		return c, nil
-	}
-	c, errs := s.compile()
-	if c != nil {
-		calendarMemo.Lock()
-		if len(calendarMemo.current) >= calendarMemoLimit {
-			calendarMemo.previous, calendarMemo.current = calendarMemo.current, map[[32]byte]*Calendar{}
-		}
-		calendarMemo.current[key] = c
-		calendarMemo.Unlock()
-	}
-	return c, errs
-}
-
-// calendarMemoLimit is the most calendars kept in one generation of the memo.
-const calendarMemoLimit = 256
-
-var calendarMemo = struct {
-	sync.Mutex
-	current, previous map[[32]byte]*Calendar
-}{current: map[[32]byte]*Calendar{}}
-
-// memoKey names the spec as written.
-func (s CalendarSpec) memoKey() [32]byte {
-	h := sha256.New()
-	add := func(f string) {
-		h.Write([]byte(strconv.Itoa(len(f)) + ":" + f))
-	}
-	add(s.Name)
-	add(s.TimeZone)
-	for _, d := range s.Days {
-		add("d")
-		add(d.Date)
-		add(d.Name)
-	}
-	for _, p := range s.Periods {
-		add("p")
-		add(p.Start)
-		add(p.End)
-		add(p.Name)
-	}
-	var key [32]byte
-	h.Sum(key[:0])
-	return key
-}
-
-func (s CalendarSpec) compile() (*Calendar, []FieldError) {
 	var errs []FieldError
 	zone, zoneErr := compileZone(s.TimeZone)
 	if zoneErr != nil {

@@ -97,6 +97,7 @@ func TestE2E(t *testing.T) {
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
 		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
+		t.Run("calendars: a freeze skips a slot", func(t *testing.T) { t.Parallel(); testCalendar(t) })
 	})
 	step(t, "leader failover at a boundary", testFailover)
 	step(t, "faults: API server restart, etcd stop, leader kills, refused records", testFaults)
@@ -1411,4 +1412,51 @@ spec:
 	}
 	t.Logf("installed with certificates.mode=external and watchNamespaces={%s,%s}: almanac check passed; the ScheduledJob in %s ran; "+
 		"one in %s was refused, and the one stored there before was never reconciled", a, b, a, c)
+}
+
+// testCalendar: a Calendar's freeze period covers one minute of an every-minute ScheduledJob:
+// that slot is recorded as skipped with the period's name and starts no Job, and the slot
+// after the freeze runs a Job whose Pod completes.
+func testCalendar(t *testing.T) {
+	ns := namespace(t, "e2e-calendar")
+	frozen := nextBoundary(45 * time.Second)
+	after := frozen.Add(time.Minute)
+	mustApply(t, ns, fmt.Sprintf(`
+apiVersion: almanac.dev/v1alpha1
+kind: Calendar
+metadata: {name: freeze}
+spec:
+  periods:
+  - {start: %q, end: %q, name: e2e freeze}
+---
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: every-minute}
+spec:
+  schedule: "* * * * *"
+  calendars:
+    skip: [{name: freeze}]`, frozen.Format("2006-01-02T15:04"), after.Format("2006-01-02T15:04"))+jobTemplate("echo tick"))
+	slotJob := func(slot time.Time) *batchv1.Job {
+		for _, j := range jobsOf(t, ns, "ScheduledJob", "every-minute") {
+			if j.Annotations["batch.almanac.dev/scheduled-time"] == slot.Format(time.RFC3339) {
+				return &j
+			}
+		}
+		return nil
+	}
+	eventually(t, time.Until(after)+2*time.Minute, "the slot after the freeze completes", func() error {
+		if j := slotJob(after); j == nil || !jobComplete(*j) {
+			return fmt.Errorf("no completed Job for %s yet", after.Format(time.RFC3339))
+		}
+		return nil
+	})
+	if j := slotJob(frozen); j != nil {
+		t.Errorf("Job %s ran in the freeze", j.Name)
+	}
+	if got := almanacField(t, ns, "scheduledjob", "every-minute", ".status.lastSkippedReason"); got != "e2e freeze (Calendar freeze)" {
+		t.Errorf("status.lastSkippedReason %q, want the freeze's name", got)
+	}
+	if got := almanacField(t, ns, "scheduledjob", "every-minute", ".status.lastSkippedTime"); got != frozen.Format(time.RFC3339) {
+		t.Errorf("status.lastSkippedTime %q, want %s", got, frozen.Format(time.RFC3339))
+	}
 }
