@@ -31,7 +31,7 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	spec := &sj.Spec
 	v := &verdict{ratchet: old != nil && jobTimingEqual(&old.Spec, spec)}
 
-	sched, ferrs := spec.Timing().Compile()
+	sched, ferrs := sj.Timing().Compile()
 	for _, fe := range ferrs {
 		v.fail(field.Invalid(enginePath(fe), fe.Value, fe.Detail))
 	}
@@ -46,6 +46,9 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	default:
 		for _, note := range sched.Cron.DSTNotes(sched.Zone, env.Now) {
 			v.warn("spec.schedule: " + note.Message)
+		}
+		if old != nil {
+			warnSpreadMoved(v, old, sched)
 		}
 	}
 	if sched != nil && sched.Zone.Warning != "" {
@@ -64,6 +67,20 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	}
 	errs = append(errs, validateRestartPolicy(&spec.JobTemplate.Spec.Template, oldTemplate)...)
 	return errs, warnings, nil
+}
+
+// warnSpreadMoved warns when an update moves the slots of a cron ScheduledJob later (its
+// spread's offset grew): status.lastScheduleTime holds the old instant of the latest slot
+// that ran, and the new instant of that slot is after it, so that slot runs again.
+func warnSpreadMoved(v *verdict, old *batchv1alpha1.ScheduledJob, sched *timing.JobSchedule) {
+	was, errs := old.Timing().Compile()
+	if len(errs) > 0 || was.OneShot() || was.Cron.String() != sched.Cron.String() || sched.Offset <= was.Offset {
+		return
+	}
+	v.warn(fmt.Sprintf("spec.spread: every slot moves %s later, from +%s to +%s after its cron time (this ScheduledJob's offset for spread %s): "+
+		"the latest slot that ran runs again at its new time, right away if that has passed within startingDeadlineSeconds; "+
+		"to avoid that, suspend the ScheduledJob before the change and resume it once that slot's new time has passed",
+		sched.Offset-was.Offset, was.Offset, sched.Offset, sched.Spread))
 }
 
 // validateAt checks a one-shot ScheduledJob's at by the starting-deadline rule that the
@@ -233,6 +250,6 @@ func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
 
 // jobTimingEqual reports whether two ScheduledJobs run at the same times.
 func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
-	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone &&
+	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Spread == b.Spread &&
 		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds)
 }

@@ -16,17 +16,17 @@ import (
 // a panicking or never-firing engine becomes a condition rather than a crash or a hot loop.
 var compileJob = timing.JobSpec.Compile
 
-// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine, by the
-// rules that admission and `almanac preview` apply too (a timestamp in schedule is a
-// one-shot). A panic in the engine becomes an error, so that bad input never crashes the
-// manager or makes it retry in a loop.
-func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err error) {
+// compile evaluates spec.at or spec.schedule in spec.timeZone, shifted by spec.spread, with the
+// time engine, by the rules that admission and `almanac preview` apply too (a timestamp in
+// schedule is a one-shot). A panic in the engine becomes an error, so that bad input never
+// crashes the manager or makes it retry in a loop.
+func compile(sj *batchv1alpha1.ScheduledJob) (s *timing.JobSchedule, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
 		}
 	}()
-	s, errs := compileJob(spec.Timing())
+	s, errs := compileJob(sj.Timing())
 	if len(errs) > 0 {
 		return nil, timing.Join("spec.", errs)
 	}
@@ -132,7 +132,7 @@ func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
 // decide computes the plan for sj at now, given the Jobs it controls and, when status says
 // suspended but the spec no longer does, the instant of the resume (batchv1alpha1.ResumedAt).
 func decide(sj *batchv1alpha1.ScheduledJob, owned []*batchv1.Job, resumed, now time.Time) plan {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	var p plan
 	switch {
 	case err != nil:
@@ -233,10 +233,11 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			}
 		}
 	}
-	latest := s.Cron.Prev(s.Zone.Location, now)
+	// Slots are nominal instants: the cron slots shifted by spec.spread's offset.
+	latest := s.Prev(now)
 	if latest.After(mark) {
 		walked, last := 0, time.Time{}
-		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
+		for slot := s.Next(mark); !slot.IsZero() && !slot.After(now); slot = s.Next(slot) {
 			if walked == maxSlotWalk {
 				// The rest in the next reconcile, at once: what is recorded now moves the
 				// watermark to the last slot walked, and nothing past it counts yet.
@@ -270,7 +271,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			p.replace = active
 		}
 	}
-	p.next = s.Cron.Next(s.Zone.Location, now)
+	p.next = s.Next(now)
 	if p.next.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.

@@ -17,7 +17,7 @@ func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.Sc
 	old := &sj.Status
 	jobs.ReportNotReady(r.Recorder, sj, old.Conditions, st.Conditions, out.failReason != "", jobs.ActionSchedule)
 	r.reportMisses(sj, p)
-	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
+	if s, err := compile(sj); err == nil && s.OneShot() {
 		r.reportPhase(sj, old.Phase, st.Phase, current)
 		return
 	}
@@ -52,7 +52,7 @@ func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
 
 // reportPhase reports a one-shot's phase changes.
 func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv1alpha1.ScheduledJobPhase, current []*batchv1.Job) {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	if from == to || err != nil {
 		return
 	}
