@@ -104,7 +104,7 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	var warnings []string
 	switch {
 	case spec.At == "" && zoneOK:
-		if sched, errs := spec.Timing().Compile(); len(errs) == 0 && sched.FromSchedule {
+		if sched, errs := sj.Timing().Compile(); len(errs) == 0 && sched.FromSchedule {
 			warnings = append(warnings, fmt.Sprintf("spec.schedule: %q is a date and time, not a cron schedule: it was moved to spec.at as %q, a wall time in %s",
 				spec.Schedule, sched.At.String(), zone.Name))
 			spec.At, spec.Schedule = sched.At.String(), ""

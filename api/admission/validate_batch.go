@@ -31,7 +31,7 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	spec := &sj.Spec
 	v := &verdict{ratchet: old != nil && jobTimingEqual(&old.Spec, spec)}
 
-	sched, ferrs := spec.Timing().Compile()
+	sched, ferrs := sj.Timing().Compile()
 	for _, fe := range ferrs {
 		v.fail(field.Invalid(enginePath(fe), fe.Value, fe.Detail))
 	}
@@ -233,6 +233,6 @@ func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
 
 // jobTimingEqual reports whether two ScheduledJobs run at the same times.
 func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
-	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone &&
+	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Spread == b.Spread &&
 		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds)
 }

@@ -21,6 +21,11 @@ type JobSpec struct {
 	At, Schedule string
 	// TimeZone is the zone of At and Schedule; "" means DefaultZone (the field was omitted).
 	TimeZone string
+	// Spread (a Go duration, "" for none; only with a cron Schedule) shifts every slot by the
+	// same offset in [0, spread), SpreadOffset of Namespace and Name.
+	Spread string
+	// Namespace and Name are the ScheduledJob's, from which the spread's offset is derived.
+	Namespace, Name string
 	// Calendars skip slots (spec.calendars, compiled).
 	Calendars Mask
 }
@@ -37,6 +42,10 @@ type JobSchedule struct {
 	Cron Cron
 	// FromSchedule is true when the one-shot's time was written in Schedule.
 	FromSchedule bool
+	// Spread is the cron schedule's spread (0 for none), and Offset the shift of every slot
+	// that it gives this ScheduledJob (SpreadOffset): the nominal instant of a slot is the
+	// instant of the cron slot plus Offset. Next, Prev and Runs return nominal instants.
+	Spread, Offset time.Duration
 	// Calendars skip the slots whose nominal instants they close.
 	Calendars Mask
 }
@@ -49,7 +58,43 @@ func (s *JobSchedule) String() string {
 	if s.OneShot() {
 		return "at " + s.At.String()
 	}
+	if s.Spread > 0 {
+		return fmt.Sprintf("cron %q spread %s (+%s)", s.Cron.String(), s.Spread, s.Offset)
+	}
 	return fmt.Sprintf("cron %q", s.Cron.String())
+}
+
+// Next returns the nominal instant of the first run strictly after `after`, in UTC: the
+// cron slot after after − Offset, shifted by Offset (the one-shot's Due, if it is after
+// `after`). It returns the zero time when there is none.
+func (s *JobSchedule) Next(after time.Time) time.Time {
+	if s.OneShot() {
+		if s.Due.After(after) {
+			return s.Due
+		}
+		return time.Time{}
+	}
+	return s.shift(s.Cron.Next(s.Zone.Location, after.Add(-s.Offset)))
+}
+
+// Prev returns the nominal instant of the latest run at or before atOrBefore, in UTC (the
+// one-shot's Due, if it is not after atOrBefore), or the zero time when there is none.
+func (s *JobSchedule) Prev(atOrBefore time.Time) time.Time {
+	if s.OneShot() {
+		if !s.Due.After(atOrBefore) {
+			return s.Due
+		}
+		return time.Time{}
+	}
+	return s.shift(s.Cron.Prev(s.Zone.Location, atOrBefore.Add(-s.Offset)))
+}
+
+// shift moves a cron slot's instant by Offset; the zero time (no slot) stays zero.
+func (s *JobSchedule) shift(slot time.Time) time.Time {
+	if slot.IsZero() {
+		return slot
+	}
+	return slot.Add(s.Offset)
 }
 
 // Runs returns the nominal instants of the runs in the half-open range [from, to), in order,
@@ -77,7 +122,11 @@ func (s *JobSchedule) slots(budget *Budget, from, to time.Time) ([]time.Time, er
 		}
 		return nil, nil
 	}
-	return s.Cron.Slots(budget, s.Zone.Location, from, to)
+	slots, err := s.Cron.Slots(budget, s.Zone.Location, from.Add(-s.Offset), to.Add(-s.Offset))
+	for i := range slots {
+		slots[i] = slots[i].Add(s.Offset)
+	}
+	return slots, err
 }
 
 // Compile validates the spec and returns the schedule, or every problem found (a bad zone
@@ -120,6 +169,13 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 		out.Cron = c
 	default:
 		fail(FieldSchedule, s.Schedule, errors.New(`neither at nor schedule is set, so the Job would never run: set schedule to a cron schedule, e.g. "30 2 * * *", or at to a wall time in the time zone to run it once, e.g. "2027-09-01T10:00"`))
+	}
+	if spread, err := ParseSpread(s.Spread); err != nil {
+		fail(FieldSpread, s.Spread, err)
+	} else if spread > 0 && (s.At != "" || LooksLikeDateTime(s.Schedule)) {
+		fail(FieldSpread, s.Spread, errSpreadOneShot)
+	} else {
+		out.Spread, out.Offset = spread, SpreadOffset(s.Namespace, s.Name, spread)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -235,8 +291,7 @@ func (s *JobSchedule) NextRun(t time.Time) time.Time {
 		}
 		return time.Time{}
 	}
-	loc := s.Zone.Location
-	slot := s.Cron.Next(loc, t)
+	slot := s.Next(t)
 	for range maxSkippedSlots {
 		if slot.IsZero() || s.Calendars.Empty() {
 			return slot
@@ -257,7 +312,7 @@ func (s *JobSchedule) NextRun(t time.Time) time.Time {
 		if from.Sub(t) > searchHorizon {
 			return time.Time{}
 		}
-		slot = s.Cron.Next(loc, from)
+		slot = s.Next(from)
 	}
 	return time.Time{}
 }

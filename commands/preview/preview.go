@@ -375,7 +375,7 @@ func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAuto
 // and the reconciler share: a timestamp written in schedule is a one-shot, as admission
 // stores it.
 func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
-	sched, errs := j.Spec.Timing().Compile()
+	sched, errs := j.Timing().Compile()
 	if len(errs) > 0 {
 		return Job{}, timing.Join("spec.", errs)
 	}

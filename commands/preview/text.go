@@ -15,6 +15,9 @@ import (
 // which tells daylight saving time apart (EST/EDT, CET/CEST).
 const wallFormat = "Mon 2006-01-02 15:04 MST"
 
+// secondFormat is wallFormat to the second, for runs that are not on the minute.
+const secondFormat = "Mon 2006-01-02 15:04:05 MST"
+
 // WriteText writes a readable timeline: per autoscaler, its Schedules and one line per
 // stretch of constant bounds, with the start in UTC and in each zone its Schedules use; per
 // ScheduledJob, its runs.
@@ -135,11 +138,18 @@ func (p *printer) job(j Job) {
 	} else {
 		fmt.Fprintf(tw, "  RUN (UTC)\tRUN (%s)\n", j.Zone.Name)
 	}
+	// Runs shifted by spec.spread (or an at to the second) are shown to the second.
+	format := wallFormat
+	for _, t := range j.Runs {
+		if t.Second() != 0 {
+			format = secondFormat
+		}
+	}
 	for _, t := range j.Runs {
 		if j.Zone.Name == timing.DefaultZone {
-			fmt.Fprintf(tw, "  %s\n", t.UTC().Format(wallFormat))
+			fmt.Fprintf(tw, "  %s\n", t.UTC().Format(format))
 		} else {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.UTC().Format(wallFormat), t.In(j.Zone.Location).Format(wallFormat))
+			fmt.Fprintf(tw, "  %s\t%s\n", t.UTC().Format(format), t.In(j.Zone.Location).Format(format))
 		}
 	}
 	p.flush(tw)

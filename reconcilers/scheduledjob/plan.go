@@ -17,17 +17,17 @@ import (
 // a panicking or never-firing engine becomes a condition rather than a crash or a hot loop.
 var compileJob = timing.JobSpec.Compile
 
-// compile evaluates spec.at or spec.schedule in spec.timeZone with the time engine, by the
-// rules that admission and `almanac preview` apply too (a timestamp in schedule is a
-// one-shot). A panic in the engine becomes an error, so that bad input never crashes the
-// manager or makes it retry in a loop.
-func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err error) {
+// compile evaluates spec.at or spec.schedule in spec.timeZone, shifted by spec.spread, with the
+// time engine, by the rules that admission and `almanac preview` apply too (a timestamp in
+// schedule is a one-shot). A panic in the engine becomes an error, so that bad input never
+// crashes the manager or makes it retry in a loop.
+func compile(sj *batchv1alpha1.ScheduledJob) (s *timing.JobSchedule, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
 		}
 	}()
-	s, errs := compileJob(spec.Timing())
+	s, errs := compileJob(sj.Timing())
 	if len(errs) > 0 {
 		return nil, timing.Join("spec.", errs)
 	}
@@ -38,7 +38,7 @@ func compile(spec *batchv1alpha1.ScheduledJobSpec) (s *timing.JobSchedule, err e
 // they skip do not run. problems says what is wrong with those calendars (see
 // calendarv1alpha1.Book.Mask); such a calendar skips every slot.
 func compileWith(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (*timing.JobSchedule, []string, error) {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	if err != nil || sj.Spec.Calendars.Empty() {
 		return s, nil, err
 	}
@@ -148,14 +148,21 @@ func isOneShotJob(s *timing.JobSchedule, owner string, j *batchv1.Job) bool {
 
 // accountedUntil is the watermark of the status: every slot at or before it has been run or
 // counted as missed, and never runs (again).
-func accountedUntil(st *batchv1alpha1.ScheduledJobStatus) time.Time {
+//
+// The record is written in nominal instants, shifted by spec.spread's offset at the time
+// (status.spreadOffsetSeconds); with another offset now, every slot moved by the difference,
+// and so does the watermark.
+func accountedUntil(st *batchv1alpha1.ScheduledJobStatus, offset time.Duration) time.Time {
 	var t time.Time
 	for _, m := range []*time.Time{timeOf(st.LastScheduleTime), timeOf(st.LastMissedTime), timeOf(st.LastSkippedTime)} {
 		if m != nil && m.After(t) {
 			t = *m
 		}
 	}
-	return t
+	if t.IsZero() {
+		return t
+	}
+	return t.Add(offset - time.Duration(st.SpreadOffsetSeconds)*time.Second)
 }
 
 // decide computes the plan for sj at now, given the calendars it names (in book), the Jobs it
@@ -218,7 +225,7 @@ func (s suspended) resumed() bool { return !s.all && !s.until.IsZero() }
 // the ScheduledJob is not suspended then; otherwise it is Missed.
 func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
 	var p plan
-	mark := accountedUntil(&sj.Status)
+	mark := accountedUntil(&sj.Status, s.Offset)
 	for _, j := range owned {
 		if isOneShotJob(s, sj.Name, j) && s.Due.After(mark) {
 			p.ran = s.Due
@@ -253,7 +260,7 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 // missed as if it had been looking at the resume, however late it looks.
 func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
 	var p plan
-	mark := accountedUntil(&sj.Status)
+	mark := accountedUntil(&sj.Status, s.Offset)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
 		mark = created
 	}
@@ -267,10 +274,11 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			}
 		}
 	}
+	// Slots are nominal instants: the cron slots shifted by spec.spread's offset.
 	latest := latestRun(s, mark, now)
-	if s.Cron.Prev(s.Zone.Location, now).After(mark) {
+	if s.Prev(now).After(mark) {
 		walked, last := 0, time.Time{}
-		for slot := s.Cron.Next(s.Zone.Location, mark); !slot.IsZero() && !slot.After(now); slot = s.Cron.Next(s.Zone.Location, slot) {
+		for slot := s.Next(mark); !slot.IsZero() && !slot.After(now); slot = s.Next(slot) {
 			if walked == maxSlotWalk {
 				// The rest in the next reconcile, at once: what is recorded now moves the
 				// watermark to the last slot walked, and nothing past it counts yet.
@@ -305,7 +313,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			p.replace = active
 		}
 	}
-	slot := s.Cron.Next(s.Zone.Location, now)
+	slot := s.Next(now)
 	if slot.IsZero() {
 		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
 		// got through anyway.
@@ -337,8 +345,7 @@ const maxLatestWalk = 1000
 // skip: after downtime it is the one that may still run (zero when there is none within
 // maxLatestWalk slots).
 func latestRun(s *timing.JobSchedule, mark, now time.Time) time.Time {
-	loc := s.Zone.Location
-	slot := s.Cron.Prev(loc, now)
+	slot := s.Prev(now)
 	for range maxLatestWalk {
 		if slot.IsZero() || !slot.After(mark) {
 			return time.Time{}
@@ -346,7 +353,7 @@ func latestRun(s *timing.JobSchedule, mark, now time.Time) time.Time {
 		if _, skipped := s.Skips(slot); !skipped {
 			return slot
 		}
-		slot = s.Cron.Prev(loc, slot.Add(-time.Nanosecond))
+		slot = s.Prev(slot.Add(-time.Nanosecond))
 	}
 	return time.Time{}
 }

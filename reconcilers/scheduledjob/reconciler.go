@@ -178,7 +178,7 @@ func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 	for _, ref := range sj.Status.Active {
 		expected = append(expected, ref.Name)
 	}
-	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
+	if s, err := compile(sj); err == nil && s.OneShot() {
 		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
 	return jobs.Owned(ctx, r.Client, r.APIReader, sj, gvk.Kind, expected)
@@ -308,7 +308,7 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 // every Job of a cron schedule (lastScheduleTime covers each), the one-shot's Job once status
 // records how it ended too, and a Job of an earlier at.
 func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	for _, j := range current {
 		if batchv1alpha1.IsRunNowJob(sj.Name, j.Annotations, j.Name) {
 			if !runNowRecorded(sj, st, j) {

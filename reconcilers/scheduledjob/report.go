@@ -30,7 +30,7 @@ func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.Sc
 			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, c.Reason, jobs.ActionSchedule, "%s", c.Message)
 		}
 	}
-	if s, err := compile(&sj.Spec); err == nil && s.OneShot() {
+	if s, err := compile(sj); err == nil && s.OneShot() {
 		r.reportPhase(sj, old.Phase, st.Phase, current)
 		return
 	}
@@ -65,7 +65,7 @@ func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
 
 // reportPhase reports a one-shot's phase changes.
 func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv1alpha1.ScheduledJobPhase, current []*batchv1.Job) {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	if from == to || err != nil {
 		return
 	}

@@ -54,6 +54,9 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	}
 	st.MissedRuns += p.missedTotal()
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
+	if s, err := compile(sj); err == nil {
+		st.SpreadOffsetSeconds = int64(s.Offset / time.Second)
+	}
 	st.SkippedRuns += p.skipped
 	if skipped := laterOf(st.LastSkippedTime, p.lastSkipped); skipped != st.LastSkippedTime {
 		st.LastSkippedTime, st.LastSkippedReason = skipped, truncate(p.skippedReason, maxSkippedReason)
@@ -101,7 +104,7 @@ func currentJobs(owned []*batchv1.Job, p *plan, out outcome) []*batchv1.Job {
 // phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot
 // follows its Job to Succeeded or Failed, or is Missed.
 func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
-	s, err := compile(&sj.Spec)
+	s, err := compile(sj)
 	if err != nil {
 		return st.Phase
 	}
@@ -207,7 +210,7 @@ func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, st
 // ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
 func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
 	s := batchv1alpha1.FormatTime(t)
-	if sched, err := compile(&sj.Spec); err == nil && sched.Zone.Name != timing.DefaultZone {
+	if sched, err := compile(sj); err == nil && sched.Zone.Name != timing.DefaultZone {
 		s += " (" + t.In(sched.Zone.Location).Format("2006-01-02 15:04 MST") + " in " + sched.Zone.Name + ")"
 	}
 	return s

@@ -31,6 +31,7 @@ const (
 // ScheduledJobSpec says when to run a Job: once at an instant (at) or on a cron schedule.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.at) != has(self.schedule)",message="exactly one of at and schedule is required: at runs the Job once, schedule runs it on a cron schedule"
+// +kubebuilder:validation:XValidation:rule="!has(self.spread) || has(self.schedule)",message="spread shifts the slots of a cron schedule: set it only with schedule (remove spread from a ScheduledJob that runs once at)",fieldPath=".spread"
 // +kubebuilder:validation:XValidation:rule="!has(self.at) || self.at.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$')",message="at is a wall time in timeZone written yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss to the second, e.g. \"2027-09-01T10:00\" or \"2027-09-01T10:00:30\"",fieldPath=".at"
 type ScheduledJobSpec struct {
 	// at runs the Job once, at this wall-clock time in timeZone, written
@@ -75,6 +76,20 @@ type ScheduledJobSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=315360000
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// spread (only with schedule) shifts every slot by the same offset in [0, spread), a
+	// whole number of seconds derived from the ScheduledJob's namespace and name, so that
+	// ScheduledJobs of one schedule (every "0 0 * * *" of a cluster) do not all start in the
+	// same second. A Go duration of whole seconds from 1s to 1h, e.g. "5m". The shifted
+	// instant is the slot's nominal time: the Job's name and scheduled-time annotation,
+	// status.lastScheduleTime and nextScheduleTime hold it, startingDeadlineSeconds counts
+	// from it, and `almanac preview` shows it. Every slot moves by the same offset, so slots
+	// stay in order even when spread is longer than the time between them. Changing spread
+	// (or recreating the ScheduledJob under another name) moves the slots.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="spread is a Go duration of whole seconds from 1s to 1h, written with digits and the units h, m and s, e.g. \"5m\" or \"90s\""
+	Spread string `json:"spread,omitempty"`
 
 	// calendars skip slots: a slot (cron or at) whose nominal instant is in a skip
 	// calendar, or outside every only calendar when only is given, does not run and is
@@ -143,6 +158,14 @@ type ScheduledJobStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	LastSkippedReason string `json:"lastSkippedReason,omitempty"`
+
+	// spreadOffsetSeconds is the offset of spec.spread (seconds after each cron slot) with
+	// which lastScheduleTime, lastMissedTime and lastSkippedTime were written. When spread
+	// changes, the controller moves that record by the difference, so that the slot that ran
+	// last does not run again at its new instant, and no slot is passed over uncounted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SpreadOffsetSeconds int64 `json:"spreadOffsetSeconds,omitempty"`
 
 	// lastResumeTime is when spec.suspend last went from true to false (UTC, to the second,
 	// as the API server recorded the write; when the write left no time, because it removed

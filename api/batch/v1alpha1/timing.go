@@ -6,10 +6,13 @@ import (
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
-// Timing is the part of the spec that says when the Job runs, for the time engine: the
-// webhooks, the reconciler and `almanac preview` all read a ScheduledJob through it.
-func (s *ScheduledJobSpec) Timing() timing.JobSpec {
-	return timing.JobSpec{At: s.At, Schedule: s.Schedule, TimeZone: s.TimeZone}
+// Timing is what says when the ScheduledJob runs, for the time engine: spec.at or
+// spec.schedule in spec.timeZone, and spec.spread with the namespace and name its offset is
+// derived from. The webhooks, the reconciler and `almanac preview` all read a ScheduledJob
+// through it, so that they shift its slots alike.
+func (sj *ScheduledJob) Timing() timing.JobSpec {
+	s := &sj.Spec
+	return timing.JobSpec{At: s.At, Schedule: s.Schedule, TimeZone: s.TimeZone, Spread: s.Spread, Namespace: sj.Namespace, Name: sj.Name}
 }
 
 // StartingDeadline returns startingDeadlineSeconds, with the default when it is omitted.
