@@ -28,7 +28,9 @@ func TestMetricsFollowTransitions(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	boundary := time.Date(2030, 1, 15, 10, 0, 0, 0, time.UTC)
-	clk := newOffsetClock(boundary.Add(-4 * time.Second))
+	// The manager starts five informers and resolves three API groups before its first
+	// reconcile: on a loaded machine that takes a few seconds.
+	clk := newOffsetClock(boundary.Add(-10 * time.Second))
 
 	bad := oneShot(ns, "broken", "web", boundary.Add(-time.Hour), boundary.Add(time.Hour), 50, 60)
 	bad.Spec.TimeZone = "Europe/Atlantis"
