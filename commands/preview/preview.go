@@ -72,6 +72,13 @@ Schedules are matched to autoscalers in the same input by namespace and
 spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds
 are ignored.
 
+The Calendars and ClusterCalendars of the input are the calendars that Schedules and
+ScheduledJobs name in spec.calendars: what they close is listed by name ("skipped: …" after
+an autoscaler's stretches, "skipped — …" beside a ScheduledJob's runs; "skipped" fields in
+JSON; hatched in the SVG). A calendar that the input does not hold holds the objects that name
+it, as in the cluster, with a note that says so. A calendar that admission would refuse is
+reported with its file and field, as a refused object.
+
 Output: text (a timeline in UTC and in the time zones of each autoscaler's Schedules), json
 (contiguous segments over [from, to), UTC, adjacent segments with the same bounds and
 Schedules merged; an attached autoscaler has a "target" object, and each of its segments a
@@ -121,6 +128,20 @@ type Autoscaler struct {
 	TargetMax *int32
 	Schedules []Schedule // the valid Schedules of the autoscaler, sorted by name
 	Segments  []timing.Segment
+	// Skipped are the stretches of its Schedules' windows in the range that calendars close
+	// (spec.calendars), in order of start, then of Schedule name.
+	Skipped []SkippedWindow
+	// Notes say which calendars that its Schedules name are not in the input (such a
+	// calendar holds the Schedule: its windows are all skipped).
+	Notes []string
+}
+
+// SkippedWindow is a stretch of a Schedule's window that calendars close, clipped to the
+// range.
+type SkippedWindow struct {
+	Schedule string
+	Zone     timing.Zone // the Schedule's zone
+	timing.Skipped
 }
 
 // Schedule is a Schedule of a previewed autoscaler and its intervals in the range.
@@ -140,6 +161,12 @@ type Job struct {
 	Zone      timing.Zone
 	Suspended bool
 	Runs      []time.Time
+	// Skipped are the slots in the range that calendars skip (spec.calendars), each with
+	// Start == End, the slot's nominal instant; they are not in Runs.
+	Skipped []timing.Skipped
+	// Notes say which calendars that the ScheduledJob names are not in the input (such a
+	// calendar holds it: every slot is skipped).
+	Notes []string
 }
 
 func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time) error {
@@ -159,13 +186,16 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	if err != nil {
 		return err
 	}
+	// The calendars of the input, which the Schedules and ScheduledJobs name.
+	docs, cals, refusedCals := takeCalendars(docs)
 	// First what admission does: only what it admits is previewed, as it would be stored.
 	docs, refused, err := admit(context.Background(), docs, now)
 	if err != nil {
 		return err
 	}
+	refused = append(refusedCals, refused...)
 	writeRefused(stderr, refused)
-	report, warnings, err := Build(docs, rng)
+	report, warnings, err := build(docs, cals, rng)
 	if err != nil {
 		return err
 	}
@@ -244,9 +274,28 @@ var (
 )
 
 // Build computes the preview of the objects in docs over rng. Problems with single objects
-// (a Schedule that cannot be evaluated, a Schedule whose autoscaler is not in the input) are
-// warnings; only undecodable almanac objects are errors.
+// (a Schedule that cannot be evaluated, a Schedule whose autoscaler is not in the input, a
+// calendar that does not compile or is not in the input) are warnings; only undecodable
+// almanac objects are errors. The Calendars and ClusterCalendars of docs are the calendars
+// that the Schedules and ScheduledJobs name.
 func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
+	docs, cals, refused := takeCalendars(docs)
+	var warnings []string
+	for _, r := range refused {
+		name := r.Name
+		if r.Namespace != "" {
+			name = r.Namespace + "/" + r.Name
+		}
+		for _, e := range r.Errors {
+			warnings = append(warnings, fmt.Sprintf("%s %s is not used: %s", r.Kind, name, e.Message))
+		}
+	}
+	report, more, err := build(docs, cals, rng)
+	return report, append(warnings, more...), err
+}
+
+// build is Build with the calendars already taken out of docs.
+func build(docs []manifest.Document, cals Calendars, rng Range) (Report, []string, error) {
 	var (
 		spas      []*autoscalingv1alpha1.ScheduledPodAutoscaler
 		schedules []autoscalingv1alpha1.Schedule
@@ -288,7 +337,7 @@ func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
 	targets := map[string]bool{}
 	for _, spa := range spas {
 		targets[spa.Namespace+"/"+spa.Name] = true
-		a, ws, err := autoscaler(budget, spa, schedules, rng)
+		a, ws, err := autoscaler(budget, spa, schedules, cals, rng)
 		if err != nil {
 			return Report{}, nil, stopped("ScheduledPodAutoscaler", spa.Namespace, spa.Name, err)
 		}
@@ -303,7 +352,7 @@ func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
 	}
 	for _, j := range jobs {
 		j.Namespace = namespaceOf(j.Namespace)
-		job, err := scheduledJob(budget, j, rng)
+		job, err := scheduledJob(budget, j, cals, rng)
 		if errors.Is(err, timing.ErrBudgetSpent) {
 			return Report{}, nil, stopped("ScheduledJob", j.Namespace, j.Name, err)
 		}
@@ -312,6 +361,7 @@ func Build(docs []manifest.Document, rng Range) (Report, []string, error) {
 			continue
 		}
 		report.Jobs = append(report.Jobs, job)
+		warnings = append(warnings, job.Notes...)
 	}
 	slices.SortFunc(report.Autoscalers, func(a, b Autoscaler) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
@@ -327,9 +377,10 @@ func namespaceOf(ns string) string {
 	return ns
 }
 
-func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, rng Range) (Autoscaler, []string, error) {
+func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, all []autoscalingv1alpha1.Schedule, cals Calendars, rng Range) (Autoscaler, []string, error) {
 	var warnings []string
-	named := scaling.Named(spa, all, nil, func(name string, err error) {
+	book := cals.Book
+	named := scaling.Named(spa, all, book, func(name string, err error) {
 		warnings = append(warnings, fmt.Sprintf("Schedule %s/%s is skipped: %v", spa.Namespace, name, err))
 	})
 	a := Autoscaler{Namespace: spa.Namespace, Name: spa.Name, Baseline: scaling.Baseline(spa), Suspended: spa.Spec.Suspend}
@@ -346,15 +397,43 @@ func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAuto
 			}
 		}
 		a.Schedules = append(a.Schedules, s)
+		if i := slices.IndexFunc(all, func(s autoscalingv1alpha1.Schedule) bool { return s.Namespace == spa.Namespace && s.Name == n.Name }); i >= 0 {
+			a.Notes = append(a.Notes, cals.notes("Schedule", spa.Namespace, n.Name, all[i].Spec.Calendars, "no window opens")...)
+		}
+		if n.Suspended || a.Suspended {
+			continue
+		}
+		skipped, err := n.Window.Skipped(budget, rng.From, rng.To)
+		if err != nil {
+			return Autoscaler{}, nil, err
+		}
+		for _, sk := range skipped {
+			if sk.Start.Before(rng.From) {
+				sk.Start = rng.From
+			}
+			if sk.End.After(rng.To) {
+				sk.End = rng.To
+			}
+			if sk.Start.Before(sk.End) {
+				a.Skipped = append(a.Skipped, SkippedWindow{Schedule: n.Name, Zone: n.Window.Zone(), Skipped: sk})
+			}
+		}
 	}
+	slices.SortStableFunc(a.Skipped, func(x, y SkippedWindow) int {
+		if c := x.Start.Compare(y.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Schedule, y.Schedule)
+	})
+	warnings = append(warnings, a.Notes...)
 	// The bounds the reconciler applies: a suspended autoscaler is held at its baseline, and
 	// under overlapPolicy Forbid a Schedule that overlaps an earlier one is left out.
 	var err error
-	if a.Segments, err = scaling.Timeline(budget, spa, all, nil, rng.From, rng.To, nil); err != nil {
+	if a.Segments, err = scaling.Timeline(budget, spa, all, book, rng.From, rng.To, nil); err != nil {
 		return Autoscaler{}, nil, err
 	}
 	if !a.Suspended {
-		d, err := scaling.Compute(context.Background(), spa, all, nil, rng.From)
+		d, err := scaling.Compute(context.Background(), spa, all, book, rng.From)
 		if err != nil {
 			return Autoscaler{}, nil, err
 		}
@@ -373,16 +452,22 @@ func autoscaler(budget *timing.Budget, spa *autoscalingv1alpha1.ScheduledPodAuto
 
 // scheduledJob previews a ScheduledJob with the time engine's reading of it, which admission
 // and the reconciler share: a timestamp written in schedule is a one-shot, as admission
-// stores it.
-func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, rng Range) (Job, error) {
-	sched, errs := j.Timing().Compile()
+// stores it; the slots that the calendars it names skip do not run (a calendar that is not
+// in the input skips every slot, as the controller holds the ScheduledJob).
+func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, cals Calendars, rng Range) (Job, error) {
+	spec, _ := j.TimingWith(cals.Book)
+	sched, errs := spec.Compile()
 	if len(errs) > 0 {
 		return Job{}, timing.Join("spec.", errs)
 	}
-	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend}
+	job := Job{Namespace: j.Namespace, Name: j.Name, What: sched.String(), Zone: sched.Zone, Suspended: j.Spec.Suspend,
+		Notes: cals.notes("ScheduledJob", j.Namespace, j.Name, j.Spec.Calendars, "no run starts")}
 	if !job.Suspended {
 		var err error
 		if job.Runs, err = sched.Runs(budget, rng.From, rng.To); err != nil {
+			return Job{}, err
+		}
+		if job.Skipped, err = sched.SkippedRuns(budget, rng.From, rng.To); err != nil {
 			return Job{}, err
 		}
 	}
@@ -401,6 +486,18 @@ type jsonAutoscaler struct {
 	// Target is only there for an attached autoscaler.
 	Target   *jsonTarget   `json:"target,omitempty"`
 	Segments []jsonSegment `json:"segments"`
+	// Skipped are the stretches of its Schedules' windows that calendars close; absent when
+	// there are none.
+	Skipped []jsonSkippedWindow `json:"skipped,omitempty"`
+	// Notes name the calendars that its Schedules name and the input does not hold.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type jsonSkippedWindow struct {
+	Schedule string `json:"schedule"`
+	Start    string `json:"start"`
+	End      string `json:"end"`
+	Reason   string `json:"reason"`
 }
 
 // jsonTarget is the object an attached autoscaler changes: spec.targetRef, how almanac
@@ -431,6 +528,15 @@ type jsonJob struct {
 	Namespace string   `json:"namespace"`
 	Name      string   `json:"name"`
 	Runs      []string `json:"runs"`
+	// Skipped are the slots that calendars skip (not in runs); absent when there are none.
+	Skipped []jsonSkippedRun `json:"skipped,omitempty"`
+	// Notes name the calendars that it names and the input does not hold.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type jsonSkippedRun struct {
+	Time   string `json:"time"`
+	Reason string `json:"reason"`
 }
 
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -440,6 +546,9 @@ func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // An attached autoscaler has "target":{"apiVersion","kind","name","mode","fields"[,"maxReplicas"]}
 // too, and each of its segments "target", what the target is given:
 // {"minReplicas","maxReplicas"}, {"minReplicaCount","maxReplicaCount"} or {"replicas"}.
+// Where calendars skip something, an autoscaler has "skipped":[{"schedule","start","end","reason"}]
+// and a ScheduledJob "skipped":[{"time","reason"}]; "notes" name the calendars that the input
+// does not hold. These fields are absent when empty.
 func WriteJSON(w io.Writer, r Report) error {
 	out := jsonReport{Autoscalers: []jsonAutoscaler{}, Jobs: []jsonJob{}}
 	for _, a := range r.Autoscalers {
@@ -461,6 +570,10 @@ func WriteJSON(w io.Writer, r Report) error {
 			}
 			ja.Segments = append(ja.Segments, js)
 		}
+		for _, sk := range a.Skipped {
+			ja.Skipped = append(ja.Skipped, jsonSkippedWindow{Schedule: sk.Schedule, Start: utc(sk.Start), End: utc(sk.End), Reason: sk.Reason})
+		}
+		ja.Notes = a.Notes
 		out.Autoscalers = append(out.Autoscalers, ja)
 	}
 	for _, j := range r.Jobs {
@@ -468,6 +581,10 @@ func WriteJSON(w io.Writer, r Report) error {
 		for _, t := range j.Runs {
 			jj.Runs = append(jj.Runs, utc(t))
 		}
+		for _, sk := range j.Skipped {
+			jj.Skipped = append(jj.Skipped, jsonSkippedRun{Time: utc(sk.Start), Reason: sk.Reason})
+		}
+		jj.Notes = j.Notes
 		out.Jobs = append(out.Jobs, jj)
 	}
 	enc := json.NewEncoder(w)

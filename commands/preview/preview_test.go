@@ -18,14 +18,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the current output")
 
-// goldenCases are a week (and a bit) across daylight-saving changes in two zones each.
+// goldenCases are a week (and a bit) across daylight-saving changes in two zones each, and
+// December 2027 of the calendar examples: the holidays and the year-end freeze that
+// examples/calendar.yaml closes, shown by name.
 var goldenCases = []struct {
 	name     string
+	files    []string // the input; testdata/<name>.yaml when empty
 	from, to string
 	length   string
 }{
 	{name: "fall-2027", from: "2027-10-30T00:00:00Z", to: "2027-11-08T00:00:00Z"},
 	{name: "spring-2027-us", from: "2027-03-10T00:00:00Z", length: "7d"},
+	{name: "calendars-december-2027", files: calendarExamples, from: "2027-12-01T00:00:00Z", to: "2028-01-01T00:00:00Z"},
+}
+
+// calendarExamples are the examples of spec.calendars: the holidays Calendar, a Schedule of the
+// nginx autoscaler and a ScheduledJob that skip it.
+var calendarExamples = []string{
+	filepath.Join("..", "..", "examples", "calendar.yaml"),
+	filepath.Join("..", "..", "examples", "scheduledpodautoscaler.yaml"),
+	filepath.Join("..", "..", "examples", "schedule-calendars.yaml"),
+	filepath.Join("..", "..", "examples", "scheduledjob-calendars.yaml"),
 }
 
 // TestGolden compares the text, JSON and SVG previews with testdata/*.golden. Regenerate them
@@ -36,9 +49,11 @@ func TestGolden(t *testing.T) {
 		for _, format := range []string{"text", "json", "svg"} {
 			t.Run(tc.name+"/"+format, func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
-				opts := options{
-					files: []string{filepath.Join("testdata", tc.name+".yaml")}, from: tc.from, to: tc.to, duration: tc.length, output: format,
+				files := tc.files
+				if len(files) == 0 {
+					files = []string{filepath.Join("testdata", tc.name+".yaml")}
 				}
+				opts := options{files: files, from: tc.from, to: tc.to, duration: tc.length, output: format}
 				if err := run(nil, &stdout, &stderr, opts, time.Time{}); err != nil {
 					t.Fatal(err)
 				}

@@ -50,10 +50,41 @@ func WriteSVG(w io.Writer, r Report) error {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif">`+"\n", svgWidth, height, svgWidth, height)
 	fmt.Fprintf(&out, `<rect width="100%%" height="100%%" fill="#ffffff"/>`+"\n")
+	if anySkipped(r) {
+		out.WriteString(skippedPattern)
+	}
 	out.Write(body.Bytes())
 	out.WriteString("</svg>\n")
 	_, err := w.Write(out.Bytes())
 	return err
+}
+
+// skippedPattern is the grey hatching of what calendars close (spec.calendars).
+const skippedPattern = `<defs><pattern id="skipped" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
+	`<rect width="6" height="6" fill="#e0e0e0"/><line x1="0" y1="0" x2="0" y2="6" stroke="#9e9e9e" stroke-width="2"/></pattern></defs>` + "\n"
+
+// anySkipped reports whether calendars close anything in the report.
+func anySkipped(r Report) bool {
+	for _, a := range r.Autoscalers {
+		if len(a.Skipped) > 0 {
+			return true
+		}
+	}
+	for _, j := range r.Jobs {
+		if len(j.Skipped) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// skippedTitle is the hover text of something calendars close: when, and why.
+func skippedTitle(name string, start, end time.Time, reason string) string {
+	when := start.UTC().Format("Mon 01-02 15:04")
+	if end.After(start) {
+		when += " – " + end.UTC().Format("Mon 01-02 15:04")
+	}
+	return escape(fmt.Sprintf("%s: skipped %s UTC: %s", name, when, reason))
 }
 
 type svg struct {
@@ -181,7 +212,11 @@ func (s *svg) autoscaler(a Autoscaler, y float64) float64 {
 	}
 	s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+120, ly-4, plotLeft+144, ly-4, minColor)
 	s.text(plotLeft+150, ly, "start", 11, "", minName)
-	s.text(plotLeft+250, ly, "start", 11, "", "shaded: Schedule windows (lanes below); purple: clocks change")
+	legend := "shaded: Schedule windows (lanes below); purple: clocks change"
+	if len(a.Skipped) > 0 {
+		legend += "; hatched grey: closed by calendars"
+	}
+	s.text(plotLeft+250, ly, "start", 11, "", legend)
 
 	// One lane per Schedule.
 	y = ly + 10
@@ -199,6 +234,14 @@ func (s *svg) autoscaler(a Autoscaler, y float64) float64 {
 		for _, iv := range sc.Intervals {
 			x0, x1 := s.x(iv.Start), s.x(iv.End)
 			s.printf(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.85"/>`+"\n", x0, y+3, math.Max(x1-x0, 1), laneHeight-6, color)
+		}
+		for _, sk := range a.Skipped {
+			if sk.Schedule != sc.Name {
+				continue
+			}
+			x0, x1 := s.x(sk.Start), s.x(sk.End)
+			s.printf(`<rect class="skipped" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#skipped)"><title>%s</title></rect>`+"\n",
+				x0, y+3, math.Max(x1-x0, 1), laneHeight-6, skippedTitle(sc.Name, sk.Start, sk.End, sk.Reason))
 		}
 		y += laneHeight
 	}
@@ -276,7 +319,14 @@ func (s *svg) clockChanges(zones []*time.Location, top, bottom float64) {
 
 // jobs draws a lane per ScheduledJob with a tick at each run.
 func (s *svg) jobs(jobs []Job, y float64) float64 {
-	s.text(plotLeft, y, "start", 13, "bold", "ScheduledJobs — one tick per run")
+	heading := "ScheduledJobs — one tick per run"
+	for _, j := range jobs {
+		if len(j.Skipped) > 0 {
+			heading += "; dashed grey: a slot that calendars skip"
+			break
+		}
+	}
+	s.text(plotLeft, y, "start", 13, "bold", heading)
 	y += 10
 	top := y
 	for _, j := range jobs {
@@ -287,6 +337,11 @@ func (s *svg) jobs(jobs []Job, y float64) float64 {
 			x := s.x(t)
 			s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333333" stroke-width="1.5"><title>%s</title></line>`+"\n",
 				x, y+3, x, y+laneHeight-3, escape(j.Name+": "+t.UTC().Format(time.RFC3339)))
+		}
+		for _, sk := range j.Skipped {
+			x := s.x(sk.Start)
+			s.printf(`<line class="skipped" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#9e9e9e" stroke-width="1.5" stroke-dasharray="2 2"><title>%s</title></line>`+"\n",
+				x, y+3, x, y+laneHeight-3, skippedTitle(j.Name, sk.Start, sk.End, sk.Reason))
 		}
 		y += laneHeight
 	}

@@ -57,6 +57,7 @@ func (p *printer) autoscaler(a Autoscaler, rng Range) {
 		p.printf(" (suspended: Schedules are ignored)")
 	}
 	p.printf("\n")
+	p.notes(a.Notes)
 	if len(a.Schedules) == 0 {
 		p.printf("  No Schedules.\n")
 	} else {
@@ -120,6 +121,20 @@ func (p *printer) autoscaler(a Autoscaler, rng Range) {
 	fmt.Fprintln(tw, strings.Join(append(row, "(end of preview)"), "\t"))
 	p.printf("\n")
 	p.flush(tw)
+	if len(a.Skipped) > 0 {
+		p.printf("\n")
+	}
+	for _, sk := range a.Skipped {
+		p.printf("  skipped: Schedule %s %s — %s\n", sk.Schedule, timing.IntervalText(sk.Interval, sk.Zone), sk.Reason)
+	}
+}
+
+// notes prints what the preview says about an object before its timeline: calendars that the
+// input does not hold.
+func (p *printer) notes(notes []string) {
+	for _, n := range notes {
+		p.printf("  note: %s\n", n)
+	}
 }
 
 func (p *printer) job(j Job) {
@@ -128,7 +143,8 @@ func (p *printer) job(j Job) {
 		p.printf(" (suspended: nothing runs)")
 	}
 	p.printf("\n")
-	if len(j.Runs) == 0 {
+	p.notes(j.Notes)
+	if len(j.Runs) == 0 && len(j.Skipped) == 0 {
 		p.printf("  No runs in this range.\n")
 		return
 	}
@@ -138,19 +154,35 @@ func (p *printer) job(j Job) {
 	} else {
 		fmt.Fprintf(tw, "  RUN (UTC)\tRUN (%s)\n", j.Zone.Name)
 	}
-	// Runs shifted by spec.spread (or an at to the second) are shown to the second.
+	// Runs shifted by spec.spread (or an at to the second) are shown to the second. The
+	// slots that calendars skip are listed among the runs, in order, with why.
 	format := wallFormat
 	for _, t := range j.Runs {
 		if t.Second() != 0 {
 			format = secondFormat
 		}
 	}
-	for _, t := range j.Runs {
+	skipped := j.Skipped
+	row := func(t time.Time, why string) {
 		if j.Zone.Name == timing.DefaultZone {
-			fmt.Fprintf(tw, "  %s\n", t.UTC().Format(format))
+			fmt.Fprintf(tw, "  %s", t.UTC().Format(format))
 		} else {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.UTC().Format(format), t.In(j.Zone.Location).Format(format))
+			fmt.Fprintf(tw, "  %s	%s", t.UTC().Format(format), t.In(j.Zone.Location).Format(format))
 		}
+		if why != "" {
+			fmt.Fprintf(tw, "\tskipped — %s", why)
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, t := range j.Runs {
+		for len(skipped) > 0 && skipped[0].Start.Before(t) {
+			row(skipped[0].Start, skipped[0].Reason)
+			skipped = skipped[1:]
+		}
+		row(t, "")
+	}
+	for _, sk := range skipped {
+		row(sk.Start, sk.Reason)
 	}
 	p.flush(tw)
 }

@@ -37,15 +37,18 @@ func compile(sj *batchv1alpha1.ScheduledJob) (s *timing.JobSchedule, err error) 
 // compileWith is compile with the calendars that spec.calendars names, from book: the slots
 // they skip do not run. problems says what is wrong with those calendars (see
 // calendarv1alpha1.Book.Mask); such a calendar skips every slot.
-func compileWith(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (*timing.JobSchedule, []string, error) {
-	s, err := compile(sj)
-	if err != nil || sj.Spec.Calendars.Empty() {
-		return s, nil, err
+func compileWith(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (s *timing.JobSchedule, problems []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, problems, err = nil, nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
+		}
+	}()
+	spec, problems := sj.TimingWith(book)
+	s, errs := compileJob(spec)
+	if len(errs) > 0 {
+		return nil, nil, timing.Join("spec.", errs)
 	}
-	masked := *s
-	var problems []string
-	masked.Calendars, problems = book.Mask(sj.Namespace, sj.Spec.Calendars)
-	return &masked, problems, nil
+	return s, problems, nil
 }
 
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
