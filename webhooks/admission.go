@@ -22,9 +22,11 @@ import (
 	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
-// The webhooks only see almanac's own groups, on create and update, so that an unreachable
+// The webhooks only see almanac's own groups (autoscaling.almanac.dev, batch.almanac.dev and
+// the calendars' almanac.dev), on create and update, so that an unreachable
 // webhook never blocks anything else in the cluster. Objects being deleted are admitted
 // without checks (a finalizer can always be removed).
 //
@@ -36,27 +38,33 @@ import (
 // +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-scheduledjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=scheduledjobs,verbs=create;update,versions=v1alpha1,name=vscheduledjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/mutate-batch-almanac-dev-v1alpha1-eventjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=meventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/validate-batch-almanac-dev-v1alpha1-eventjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch.almanac.dev,resources=eventjobs,verbs=create;update,versions=v1alpha1,name=veventjob.batch.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-calendar,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=calendars,verbs=create;update,versions=v1alpha1,name=mcalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-calendar,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=calendars,verbs=create;update,versions=v1alpha1,name=vcalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-clustercalendar,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustercalendars,verbs=create;update,versions=v1alpha1,name=mclustercalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-clustercalendar,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustercalendars,verbs=create;update,versions=v1alpha1,name=vclustercalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 
-// The validating webhooks read almanac's kinds and the CronJobs' metadata from the manager's
+// The validating webhooks read almanac's kinds (the calendars that Schedules and ScheduledJobs
+// name among them) and the CronJobs' metadata from the manager's
 // cache, and get a trigger Job's metadata from the API server, and an attached autoscaler's
 // HorizontalPodAutoscaler or ScaledObject target's, and list the HorizontalPodAutoscalers of
 // a namespace where an autoscaler attaches to a workload.
 //
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers;schedules,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.almanac.dev,resources=scheduledjobs;eventjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=almanac.dev,resources=calendars;clustercalendars,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get
 
-// SetupWithManager registers the mutating and validating webhooks of the four kinds with the
+// SetupWithManager registers the mutating and validating webhooks of almanac's kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
 // cache, which must have the indexes autoscalingv1alpha1.ScheduleTargetField,
 // autoscalingv1alpha1.TargetField and batchv1alpha1.EventJobTriggerField (api/index), take
 // the current time from clk, and, unless WithPermissionCheck(false) is given, check the
 // requester's permissions (permissions.go).
 //
-// Every replica serves the webhooks, so every replica caches what they read: almanac's four
+// Every replica serves the webhooks, so every replica caches what they read: almanac's
 // kinds and the CronJobs' metadata, no more. Jobs, which a cluster may hold by the
 // thousand, are cached only where the reconcilers run (the leader, main.go); the one
 // question the webhooks ask about a Job (does an EventJob's trigger exist?) is a GET of its
@@ -69,6 +77,7 @@ func SetupWithManager(mgr ctrl.Manager, clk clock.PassiveClock, opts ...Option) 
 	for _, obj := range []client.Object{
 		&autoscalingv1alpha1.ScheduledPodAutoscaler{}, &autoscalingv1alpha1.Schedule{},
 		&batchv1alpha1.ScheduledJob{}, &batchv1alpha1.EventJob{},
+		&calendarv1alpha1.Calendar{}, &calendarv1alpha1.ClusterCalendar{},
 		metadataOf(batchv1.SchemeGroupVersion.WithKind("CronJob")),
 	} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
@@ -288,6 +297,22 @@ func (l *CacheLookup) HorizontalPodAutoscalers(ctx context.Context, namespace st
 		return nil, fmt.Errorf("failed to list the HorizontalPodAutoscalers in namespace %s: %w", namespace, err)
 	}
 	return list.Items, nil
+}
+
+func (l *CacheLookup) Calendar(ctx context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error) {
+	c := &calendarv1alpha1.Calendar{}
+	if found, err := l.get(ctx, namespace, name, c); !found {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (l *CacheLookup) ClusterCalendar(ctx context.Context, name string) (*calendarv1alpha1.ClusterCalendar, error) {
+	c := &calendarv1alpha1.ClusterCalendar{}
+	if found, err := l.get(ctx, "", name, c); !found {
+		return nil, err
+	}
+	return c, nil
 }
 
 func (l *CacheLookup) get(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {

@@ -1,5 +1,6 @@
 // Package webhooks is almanac's admission server: a mutating and a validating webhook for
-// each of ScheduledPodAutoscaler, Schedule, ScheduledJob and EventJob.
+// each of ScheduledPodAutoscaler, Schedule, ScheduledJob, EventJob, Calendar and
+// ClusterCalendar.
 //
 // The rules themselves live in api/admission, which `almanac validate` and `almanac preview`
 // (commands/) run offline too; this package maps them to the admission protocol (JSON

@@ -15,6 +15,7 @@ import (
 	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // The handlers' tests build their objects as api/admission's tests of the rules do.
@@ -73,6 +74,14 @@ func (l *objectsLookup) AttachedAutoscalers(context.Context, string, string, str
 }
 
 func (l *objectsLookup) HorizontalPodAutoscalers(context.Context, string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
+	return nil, nil
+}
+
+func (l *objectsLookup) Calendar(context.Context, string, string) (*calendarv1alpha1.Calendar, error) {
+	return nil, nil
+}
+
+func (l *objectsLookup) ClusterCalendar(context.Context, string) (*calendarv1alpha1.ClusterCalendar, error) {
 	return nil, nil
 }
 

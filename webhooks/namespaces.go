@@ -52,9 +52,10 @@ func newServedNamespaces(namespaces []string) *servedNamespaces {
 
 // refuse returns the refusal of a create or update of an object in a namespace that is not
 // served, or nil. An object being deleted is never refused (its finalizers must be
-// removable wherever it is), as the rest of admission leaves it alone.
+// removable wherever it is), as the rest of admission leaves it alone. A cluster-scoped object
+// (a ClusterCalendar, whose request has no namespace) serves every namespace.
 func (s *servedNamespaces) refuse(req admission.Request) *admission.Response {
-	if s == nil || s.set[req.Namespace] || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+	if s == nil || s.set[req.Namespace] || req.Namespace == "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return nil
 	}
 	if beingDeleted(req.Object.Raw) {

@@ -9,6 +9,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // Env is what validation knows besides the object itself.
@@ -16,7 +17,7 @@ type Env struct {
 	// Now is the current time: staleness and the dates of DST warnings depend on it.
 	Now time.Time
 	// Objects finds the other objects that a rule looks at. Nil skips those rules (the
-	// target-exists warnings, overlaps and cycles).
+	// target-exists and calendar-exists warnings, overlaps and cycles).
 	Objects Lookup
 }
 
@@ -46,4 +47,9 @@ type Lookup interface {
 	// HorizontalPodAutoscalers returns the HorizontalPodAutoscalers in namespace, of which
 	// validation reads the name and spec.scaleTargetRef.
 	HorizontalPodAutoscalers(ctx context.Context, namespace string) ([]autoscalingv2.HorizontalPodAutoscaler, error)
+	// Calendar returns the named Calendar of namespace, which spec.calendars of a Schedule
+	// or ScheduledJob in that namespace names.
+	Calendar(ctx context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error)
+	// ClusterCalendar returns the named ClusterCalendar.
+	ClusterCalendar(ctx context.Context, name string) (*calendarv1alpha1.ClusterCalendar, error)
 }

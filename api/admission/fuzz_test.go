@@ -78,3 +78,38 @@ func FuzzDefaultScheduledJob(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDefaultCalendar checks that defaulting and validating a calendar never panics, that
+// defaulting is idempotent (and warns only once), and that a calendar that validates still
+// validates after being defaulted again.
+func FuzzDefaultCalendar(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"europe/berlin", "12-25", "2027-12-24T18:00:00+01:00", "2027-12-31T23:00:00Z"},
+		{"", "02-29", "2027-03-28T02:30", "2027-03-28T03:00"},
+		{"America/New_York", "2027-02-29", "2027-11-07T01:30", "2027-11-07T01:15"},
+		{"UTC+9", "13-01", "9999-12-31T23:59:59Z", "0000-01-01T00:00:00-23:59"},
+		{"Local", " 12-25 ", "", "2027-01-01T00:00"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Fuzz(func(t *testing.T, zone, date, start, end string) {
+		c := calendar("a", zone, days(date), period(start, end))
+		DefaultCalendar(c)
+		again := c.DeepCopy()
+		if w := DefaultCalendar(again); len(w) > 0 {
+			t.Fatalf("defaulting again warned: %q", w)
+		}
+		if diff := cmp.Diff(c, again); diff != "" {
+			t.Fatalf("defaulting is not idempotent:\n%s", diff)
+		}
+		errs, _, err := ValidateCalendar(context.Background(), c, nil, Env{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(errs) == 0 {
+			if errs, _, _ := ValidateCalendar(context.Background(), again, nil, Env{Now: now}); len(errs) > 0 {
+				t.Fatalf("valid once, invalid after defaulting again: %v", errs)
+			}
+		}
+	})
+}

@@ -20,6 +20,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // Object is an API object with metadata: what controller-runtime calls client.Object, written
@@ -36,6 +37,8 @@ type Rules interface {
 	GroupVersionKind() schema.GroupVersionKind
 	// Resource is the kind's plural resource name.
 	Resource() string
+	// ClusterScoped reports whether the kind's objects have no namespace (ClusterCalendar).
+	ClusterScoped() bool
 	// Default decodes raw, defaults it and returns raw with the changes applied, and the
 	// warnings. skip is true for an object being deleted, which is left alone.
 	Default(raw []byte) (obj map[string]any, warnings []string, skip bool, err error)
@@ -56,10 +59,13 @@ type kindRules[T Object] struct {
 	// the schema to reject: the typed form cannot tell "" from an omitted field, which the
 	// schema's default has filled in before the webhook is called.
 	keepEmpty [][]string
+	// cluster is true for a cluster-scoped kind.
+	cluster bool
 }
 
 func (k *kindRules[T]) GroupVersionKind() schema.GroupVersionKind { return k.gvk }
 func (k *kindRules[T]) Resource() string                          { return k.resource }
+func (k *kindRules[T]) ClusterScoped() bool                       { return k.cluster }
 
 func (k *kindRules[T]) decode(raw []byte) (T, error) {
 	var zero T
@@ -137,7 +143,7 @@ func (k *kindRules[T]) Validate(ctx context.Context, raw, oldRaw []byte, env Env
 	return k.validate(ctx, obj, old, env)
 }
 
-// allRules holds the rules of almanac's four kinds, by GroupVersionKind.
+// allRules holds the rules of almanac's kinds, by GroupVersionKind.
 var allRules = func() map[schema.GroupVersionKind]Rules {
 	list := []Rules{
 		&kindRules[*autoscalingv1alpha1.ScheduledPodAutoscaler]{
@@ -167,6 +173,21 @@ var allRules = func() map[schema.GroupVersionKind]Rules {
 			defaults: DefaultEventJob,
 			validate: ValidateEventJob,
 		},
+		&kindRules[*calendarv1alpha1.Calendar]{
+			gvk:       calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindCalendar),
+			resource:  "calendars",
+			defaults:  DefaultCalendar,
+			validate:  ValidateCalendar,
+			keepEmpty: [][]string{{"spec", "timeZone"}},
+		},
+		&kindRules[*calendarv1alpha1.ClusterCalendar]{
+			gvk:       calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindClusterCalendar),
+			resource:  "clustercalendars",
+			defaults:  DefaultClusterCalendar,
+			validate:  ValidateClusterCalendar,
+			keepEmpty: [][]string{{"spec", "timeZone"}},
+			cluster:   true,
+		},
 	}
 	m := make(map[schema.GroupVersionKind]Rules, len(list))
 	for _, r := range list {
@@ -175,10 +196,11 @@ var allRules = func() map[schema.GroupVersionKind]Rules {
 	return m
 }()
 
-// RulesFor returns the rules of one of almanac's four kinds; nil for any other kind.
+// RulesFor returns the rules of one of almanac's kinds; nil for any other kind.
 func RulesFor(gvk schema.GroupVersionKind) Rules { return allRules[gvk] }
 
-// Kinds returns almanac's four kinds, the ones RulesFor knows, sorted by group and kind.
+// Kinds returns almanac's kinds (the four of autoscaling and batch, and the two calendars),
+// the ones RulesFor knows, sorted by group and kind.
 func Kinds() []schema.GroupVersionKind {
 	kinds := slices.Collect(maps.Keys(allRules))
 	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int {
@@ -189,5 +211,6 @@ func Kinds() []schema.GroupVersionKind {
 
 // isAlmanacGroup reports whether group is one of almanac's API groups.
 func isAlmanacGroup(group string) bool {
-	return group == autoscalingv1alpha1.GroupVersion.Group || group == batchv1alpha1.GroupVersion.Group
+	return group == autoscalingv1alpha1.GroupVersion.Group || group == batchv1alpha1.GroupVersion.Group ||
+		group == calendarv1alpha1.GroupVersion.Group
 }

@@ -16,6 +16,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 )
 
 // DefaultNamespace is the namespace of an input object that names none, as for kubectl
@@ -105,6 +106,12 @@ const PermissionsNotChecked = "permissions are not checked offline: in the clust
 	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource) " +
 	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
 
+// CalendarsFromInput is what `almanac validate` reports, once, when a Schedule or ScheduledJob
+// of its input names a calendar that the input does not hold: offline, the calendars are
+// those of the input, and one that already exists in the cluster is not seen.
+const CalendarsFromInput = "calendars are looked up in the input only: a Calendar or ClusterCalendar named in spec.calendars that is not in the input " +
+	"is reported as missing, even if it exists in the cluster (validate it together with its calendars, e.g. -f calendars/ -f schedules/)"
+
 // checksPermissions reports whether the webhook's permission check (webhooks/permissions.go,
 // DelegatedActions) covers objects of kind gk.
 func checksPermissions(gk schema.GroupKind) bool {
@@ -140,8 +147,10 @@ func ReplacedBy(hint Hint) Option { return func(o *options) { o.replacedBy = hin
 // defaulting, schema defaulting again, OpenAPI schema and CEL validation, and the validating
 // webhook's rules with env.Now.
 //
-// Other objects are looked up in the input: the autoscaler of a Schedule and the trigger of an
-// EventJob anywhere in it (they will exist once everything is applied); the sibling Schedules
+// Other objects are looked up in the input: the autoscaler of a Schedule, the trigger of an
+// EventJob and the calendars that Schedules and ScheduledJobs name anywhere in it (they will
+// exist once everything is applied; calendars that the input does not hold are reported as
+// missing, with the note CalendarsFromInput); the sibling Schedules
 // and the chain of EventJob triggers among the objects before this one that were admitted (so
 // an overlap or a cycle is reported once, at the object that closes it, as the webhook would).
 // Objects that are not almanac's are skipped, but count as existing for triggers (a Job or
@@ -185,10 +194,13 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 	var queue []pending
 	for input, doc := range docs {
 		obj := doc.Object.DeepCopy()
-		if obj.GetNamespace() == "" {
+		gvk := obj.GroupVersionKind()
+		switch {
+		case allRules[gvk] != nil && allRules[gvk].ClusterScoped():
+			obj.SetNamespace("") // as kubectl apply sends a cluster-scoped object
+		case obj.GetNamespace() == "":
 			obj.SetNamespace(DefaultNamespace)
 		}
-		gvk := obj.GroupVersionKind()
 		lookup.exists[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = true
 		lookup.addHPA(obj)
 		if !isAlmanacGroup(gvk.Group) {
@@ -295,7 +307,7 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 	}
 
 	for _, res := range results {
-		if gv, err := schema.ParseGroupVersion(res.APIVersion); err == nil && checksPermissions(gv.WithKind(res.Kind).GroupKind()) && len(report.Notes) == 0 {
+		if gv, err := schema.ParseGroupVersion(res.APIVersion); err == nil && checksPermissions(gv.WithKind(res.Kind).GroupKind()) && !slices.Contains(report.Notes, PermissionsNotChecked) {
 			report.Notes = append(report.Notes, PermissionsNotChecked)
 		}
 		res.Allowed = len(res.Errors) == 0
@@ -306,6 +318,9 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 			report.Summary.Rejected++
 		}
 		report.Results = append(report.Results, *res)
+	}
+	if lookup.calendarMissed {
+		report.Notes = append(report.Notes, CalendarsFromInput)
 	}
 	return report, nil
 }
@@ -388,6 +403,8 @@ type inputLookup struct {
 	rejected map[inputKey]bool
 	// hpas has the HorizontalPodAutoscalers of the input (of any version), by key.
 	hpas map[inputKey]*autoscalingv2.HorizontalPodAutoscaler
+	// calendarMissed is set when a calendar was looked up that the input does not hold.
+	calendarMissed bool
 }
 
 func newInputLookup() *inputLookup {
@@ -428,6 +445,10 @@ func allRulesKind(obj Object) schema.GroupVersionKind {
 		return batchv1alpha1.GroupVersion.WithKind("ScheduledJob")
 	case *batchv1alpha1.EventJob:
 		return batchv1alpha1.GroupVersion.WithKind("EventJob")
+	case *calendarv1alpha1.Calendar:
+		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindCalendar)
+	case *calendarv1alpha1.ClusterCalendar:
+		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindClusterCalendar)
 	}
 	return schema.GroupVersionKind{}
 }
@@ -515,4 +536,28 @@ func setResourceVersion(obj map[string]any, rv string) {
 	if m, ok := obj["metadata"].(map[string]any); ok {
 		m["resourceVersion"] = rv
 	}
+}
+
+// Calendar finds the Calendar anywhere in the input, unless it was rejected, as
+// ScheduledPodAutoscaler finds an autoscaler: once the input is applied it exists.
+func (l *inputLookup) Calendar(_ context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error) {
+	c, _ := l.calendar(objectKey(calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindCalendar).GroupKind(), namespace, name)).(*calendarv1alpha1.Calendar)
+	return c, nil
+}
+
+// ClusterCalendar finds the ClusterCalendar anywhere in the input, unless it was rejected.
+func (l *inputLookup) ClusterCalendar(_ context.Context, name string) (*calendarv1alpha1.ClusterCalendar, error) {
+	c, _ := l.calendar(objectKey(calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindClusterCalendar).GroupKind(), "", name)).(*calendarv1alpha1.ClusterCalendar)
+	return c, nil
+}
+
+func (l *inputLookup) calendar(key inputKey) Object {
+	if obj := l.admitted[key]; obj != nil {
+		return obj
+	}
+	if obj := l.all[key]; obj != nil && !l.rejected[key] {
+		return obj
+	}
+	l.calendarMissed = true
+	return nil
 }

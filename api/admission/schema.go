@@ -45,6 +45,7 @@ type crdSchema struct {
 	validator  apiservervalidation.SchemaValidator
 	cel        *cel.Validator
 	status     bool // the status subresource is enabled: create drops status
+	namespaced bool // the kind's objects live in a namespace (ClusterCalendar's do not)
 }
 
 // loadSchemas reads the embedded CRDs once.
@@ -76,6 +77,7 @@ func readSchemas(fsys fs.FS) (map[schema.GroupVersionKind]*crdSchema, error) {
 				return nil, fmt.Errorf("failed to load the schema of %s %s: %w", def.Name, v.Name, err)
 			}
 			s.status = v.Subresources != nil && v.Subresources.Status != nil
+			s.namespaced = def.Spec.Scope != apiextensionsv1.ClusterScoped
 			out[s.gvk] = s
 		}
 	}
@@ -262,7 +264,7 @@ func (s *crdSchema) validate(ctx context.Context, obj map[string]any) field.Erro
 			return field.ErrorList{field.Invalid(field.NewPath("metadata"), raw, err.Error())}
 		}
 	}
-	errs = append(errs, metavalidation.ValidateObjectMeta(meta, true, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	errs = append(errs, metavalidation.ValidateObjectMeta(meta, s.namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj, s.validator)...)
 	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj, s.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)

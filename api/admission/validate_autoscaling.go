@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
 )
@@ -36,16 +37,19 @@ const maxOverlapReports = 3
 
 // ValidateSchedule checks what the schema cannot: the time zone, the times, days and cron
 // schedule by the time semantics, a OneShot window in the past, and overlaps with the other
-// Schedules of the same autoscaler (an error under overlapPolicy Forbid, a warning under Max).
-// It warns about wall-clock times in a DST gap or repeat, legacy zone names and a missing
-// autoscaler. old is nil on create.
+// Schedules of the same autoscaler (an error under overlapPolicy Forbid, a warning under Max),
+// comparing the windows as their calendars (spec.calendars, the Schedule's and the
+// siblings') cut them. It warns about wall-clock times in a DST gap or repeat, legacy zone
+// names, a missing autoscaler, and calendars named in spec.calendars that do not exist or do
+// not compile (checkCalendarReferences); it refuses a calendar named twice in one list. old
+// is nil on create.
 //
 // It refuses minReplicas 0 for an autoscaler whose target cannot scale to zero (a generated
 // HorizontalPodAutoscaler, or one attached to), and warns about it when the autoscaler does
 // not exist.
 //
 // Ratcheting: on update, when none of the fields that define the windows (type, times, days,
-// schedule, duration, timeZone, scaleTargetRef) changed, every problem is a warning, so that
+// schedule, duration, timeZone, calendars, scaleTargetRef) changed, every problem is a warning, so that
 // labels, finalizers, suspend and replicas of an aged Schedule can always be changed. The one
 // exception is minReplicas 0, a problem of minReplicas itself: it is refused whenever
 // minReplicas or scaleTargetRef changed, and a warning otherwise.
@@ -56,6 +60,9 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	ratchet := old != nil && scheduleTimingEqual(&old.Spec, &s.Spec)
 	v := &verdict{ratchet: ratchet}
 	if err := checkZeroReplicas(ctx, v, s, old, env); err != nil {
+		return nil, nil, err
+	}
+	if err := checkCalendarReferences(ctx, v, s.Namespace, s.Spec.Calendars, env); err != nil {
 		return nil, nil, err
 	}
 
@@ -120,7 +127,18 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	if !comparable {
 		return v.result()
 	}
-	overlaps, notCompared, err := findOverlaps(ctx, window, siblings, env.Now)
+	// The calendars of the Schedule and its siblings, each read once.
+	book, err := CalendarBook(ctx, env.Objects, s.Namespace, append([]*calendarv1alpha1.Calendars{s.Spec.Calendars}, autoscalingv1alpha1.CalendarsOf(siblings)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	masks := newCalendarMasks(book, s.Namespace)
+	masked, ok := maskedWindow(window, s, masks, env.Now)
+	if !ok {
+		v.warn(fmt.Sprintf("spec.calendars: cut by its calendars, the window opens more than %d separate windows in the next %d days, more than almanac compares: "+
+			"its overlaps with other Schedules are checked without the calendars", timing.MaxWindows, timing.OverlapHorizon/(24*time.Hour)))
+	}
+	overlaps, notCompared, err := findOverlaps(ctx, masked, siblings, masks, env.Now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -435,7 +453,11 @@ func validateOverlapPolicyChange(ctx context.Context, v *verdict, spa, old *auto
 		if err != nil {
 			return err
 		}
-		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), env.Now)
+		book, err := CalendarBook(ctx, env.Objects, spa.Namespace, autoscalingv1alpha1.CalendarsOf(schedules)...)
+		if err != nil {
+			return err
+		}
+		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), newCalendarMasks(book, spa.Namespace), env.Now)
 		if err != nil {
 			return err
 		}
@@ -513,7 +535,33 @@ func validateMetric(v *verdict, p *field.Path, m *autoscalingv2.MetricSpec) {
 // scheduleTimingEqual reports whether two Schedules have the same windows and target: then
 // an update cannot have made staleness or overlaps worse.
 func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
-	return reflect.DeepEqual(a.Timing(), b.Timing()) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name
+	return reflect.DeepEqual(a.Timing(), b.Timing()) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name && calendarsEqual(a.Calendars, b.Calendars)
+}
+
+// maskedWindow returns the window w of Schedule s as the calendars that s names (from masks:
+// one that does not exist holds the Schedule closed, as in the reconcilers) cut it, for
+// comparing it with others. Cutting may split windows: when the cut window opens more windows
+// than almanac compares, it returns w itself, which covers all of it (a comparison may then
+// find an overlap that the calendars would prevent), and ok is false.
+func maskedWindow(w *timing.Window, s *autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) (out *timing.Window, ok bool) {
+	if w == nil || s.Spec.Calendars.Empty() {
+		return w, true
+	}
+	defer func() {
+		if r := recover(); r != nil { // a panic of the engine must not fail the request
+			out, ok = w, true
+		}
+	}()
+	spec := s.Spec.Timing()
+	spec.Calendars = masks.mask(s.Spec.Calendars)
+	masked, errs := spec.Compile()
+	if len(errs) > 0 {
+		return w, true // it compiled without its calendars, and the mask is compiled already
+	}
+	if _, comparable := masked.Comparable(now); !comparable {
+		return w, false
+	}
+	return masked, true
 }
 
 type overlap struct {
@@ -526,9 +574,10 @@ type overlap struct {
 // windows than almanac compares (stored without this check), and, past MaxSchedules - 1
 // comparisons (more siblings than admission lets an autoscaler have), the rest. Siblings that
 // do not compile are skipped: they are never active. Suspended siblings count, because
-// unsuspending one is an update that does not check overlaps again. It fails only when ctx
-// is done (the API server gave up on the request).
-func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, now time.Time) ([]overlap, []notCompared, error) {
+// unsuspending one is an update that does not check overlaps again. Each sibling's windows
+// are cut by its calendars (maskedWindow). It fails only when ctx is done (the API server
+// gave up on the request).
+func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) ([]overlap, []notCompared, error) {
 	var out []overlap
 	var skipped []notCompared
 	budget := timing.NewBudget(ctx, autoscalingv1alpha1.MaxSchedules-1)
@@ -538,6 +587,7 @@ func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv
 		if len(errs) > 0 {
 			continue
 		}
+		sw, _ = maskedWindow(sw, sib, masks, now)
 		iv, ok, err := timing.FirstOverlap(budget, w, sw, now, timing.OverlapHorizon)
 		var tooMany *timing.TooManyWindowsError
 		switch {
@@ -626,13 +676,14 @@ func namesText(quoted []string) string {
 }
 
 // firstOverlapAmong returns the first pair of schedules (by name) that overlap, comparing at
-// most scaling.MaxComparisons pairs; Schedules that open too many windows to compare are
-// skipped. It fails only when ctx is done.
-func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Schedule, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool, err error) {
+// most scaling.MaxComparisons pairs, with their windows cut by their calendars (masks); Schedules that open too many windows to compare are skipped. It fails only when ctx
+// is done.
+func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool, err error) {
 	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
 	windows := make([]*timing.Window, len(schedules))
 	for i := range schedules {
 		if w, _ := schedules[i].Spec.Timing().Compile(); w != nil {
+			w, _ = maskedWindow(w, &schedules[i], masks, now)
 			if _, comparable := w.Comparable(now); comparable {
 				windows[i] = w
 			}

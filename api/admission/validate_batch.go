@@ -19,12 +19,14 @@ import (
 // whose starting deadline has not passed — or the cron schedule: parsable, fires, no @every or
 // TZ=; exactly one of them), and that the name leaves room for the Jobs' names. It warns
 // about DST gaps and repeats, legacy zone names and an at in the past that is still within its
-// deadline. old is nil on create. The rules are api/timing's, which the reconciler and
-// `almanac preview` read the ScheduledJob with too.
+// deadline, and about calendars named in spec.calendars that do not exist or do not compile
+// (checkCalendarReferences); it refuses a calendar named twice in one list. old is nil on
+// create. The rules are api/timing's, which the reconciler and `almanac preview` read the
+// ScheduledJob with too.
 //
-// Ratcheting: on update, when at, schedule, timeZone and startingDeadlineSeconds did not
-// change, their problems (a one-shot whose deadline has passed) are warnings.
-func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob, env Env) (field.ErrorList, []string, error) {
+// Ratcheting: on update, when at, schedule, timeZone, startingDeadlineSeconds and calendars
+// did not change, their problems (a one-shot whose deadline has passed) are warnings.
+func ValidateScheduledJob(ctx context.Context, sj, old *batchv1alpha1.ScheduledJob, env Env) (field.ErrorList, []string, error) {
 	if sj.DeletionTimestamp != nil {
 		return nil, nil, nil
 	}
@@ -50,6 +52,9 @@ func ValidateScheduledJob(_ context.Context, sj, old *batchv1alpha1.ScheduledJob
 	}
 	if sched != nil && sched.Zone.Warning != "" {
 		v.warn("spec.timeZone: " + sched.Zone.Warning)
+	}
+	if err := checkCalendarReferences(ctx, v, sj.Namespace, spec.Calendars, env); err != nil {
+		return nil, nil, err
 	}
 	errs, warnings, _ := v.result()
 	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
@@ -234,5 +239,5 @@ func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
 // jobTimingEqual reports whether two ScheduledJobs run at the same times.
 func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
 	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Spread == b.Spread &&
-		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds)
+		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds) && calendarsEqual(a.Calendars, b.Calendars)
 }

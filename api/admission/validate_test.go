@@ -20,6 +20,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -31,6 +32,9 @@ func lookupOf(objs ...Object) *inputLookup {
 	l := newInputLookup()
 	for _, obj := range objs {
 		obj.SetNamespace("ns")
+		if _, cluster := obj.(*calendarv1alpha1.ClusterCalendar); cluster {
+			obj.SetNamespace("")
+		}
 		gvk := allRulesKind(obj)
 		switch o := obj.(type) {
 		case *unstructured.Unstructured: // another kind, as `almanac validate` reads it
@@ -48,7 +52,7 @@ func lookupOf(objs ...Object) *inputLookup {
 			l.exists[objectKey(schema.GroupKind{Group: "batch", Kind: kind}, "ns", obj.GetName())] = true
 			continue
 		}
-		l.all[objectKey(gvk.GroupKind(), "ns", obj.GetName())] = obj
+		l.all[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = obj
 		l.admit(obj)
 	}
 	return l

@@ -46,7 +46,9 @@ func NewCommand() *cobra.Command {
 against almanac's CustomResourceDefinitions (embedded in this binary), schema defaulting,
 almanac's mutating webhook, the OpenAPI schema and CEL rules, and almanac's validating webhook.
 Overlaps between Schedules and cycles between EventJobs are checked across the whole input, in
-the order kubectl apply would create the objects. Objects of other kinds are skipped (and count
+the order kubectl apply would create the objects. Calendars and ClusterCalendars are validated
+too, and the calendars that Schedules and ScheduledJobs name are looked up in the input (one
+that it does not hold is reported as missing). Objects of other kinds are skipped (and count
 as existing triggers); for those of a system that almanac replaces (scheduled-pod-autoscaler,
 k8s-at, the CronTab controller, the kubebuilder CronJob tutorial, kitagry/eventjob) the report
 says that almanac migrate converts them. Objects without a namespace are in "default".

@@ -38,6 +38,9 @@ type outcome struct {
 func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*batchv1.Job, now time.Time) *batchv1alpha1.ScheduledJobStatus {
 	st := sj.Status.DeepCopy()
 	st.ObservedGeneration = sj.Generation
+	if s, err := compile(sj); err == nil {
+		moveRecord(st, s.Offset)
+	}
 	recordRunNow(sj, st, p.now, out.runNowJob, out.runNowRefused, now)
 	if p.invalid != nil {
 		st.NextScheduleTime = nil
@@ -54,9 +57,6 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	}
 	st.MissedRuns += p.missedTotal()
 	st.LastMissedTime = laterOf(st.LastMissedTime, p.lastMissed)
-	if s, err := compile(sj); err == nil {
-		st.SpreadOffsetSeconds = int64(s.Offset / time.Second)
-	}
 	st.SkippedRuns += p.skipped
 	if skipped := laterOf(st.LastSkippedTime, p.lastSkipped); skipped != st.LastSkippedTime {
 		st.LastSkippedTime, st.LastSkippedReason = skipped, truncate(p.skippedReason, maxSkippedReason)
@@ -76,6 +76,23 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	st.Phase = phase(sj, st, current)
 	readyCondition(sj, st, out, now)
 	return st
+}
+
+// moveRecord writes the record of slots (lastScheduleTime, lastMissedTime, lastSkippedTime) in
+// the nominal instants of spec.spread's offset now: after a change of spread, each slot's
+// nominal instant moved by the difference, and so does the record of it (accountedUntil reads
+// a record of the old offset the same way).
+func moveRecord(st *batchv1alpha1.ScheduledJobStatus, offset time.Duration) {
+	recorded := time.Duration(st.SpreadOffsetSeconds) * time.Second
+	if offset == recorded {
+		return
+	}
+	for _, t := range []*metav1.Time{st.LastScheduleTime, st.LastMissedTime, st.LastSkippedTime} {
+		if t != nil {
+			t.Time = t.Add(offset - recorded)
+		}
+	}
+	st.SpreadOffsetSeconds = int64(offset / time.Second)
 }
 
 // currentJobs is the Jobs of the ScheduledJob after executing the plan: those it controlled,

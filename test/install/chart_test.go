@@ -356,7 +356,7 @@ func TestHelmTemplate(t *testing.T) {
 
 func checkWebhooks(t *testing.T, objs []rendered, mode certs.Mode, externalCA []byte) {
 	t.Helper()
-	groups := map[string]bool{"autoscaling.almanac.dev": true, "batch.almanac.dev": true}
+	groups := map[string]bool{"autoscaling.almanac.dev": true, "batch.almanac.dev": true, "almanac.dev": true}
 	type hook struct {
 		name      string
 		cc        admissionregistrationv1.WebhookClientConfig
