@@ -34,6 +34,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 )
@@ -224,7 +225,7 @@ func (c *checker) apiServer() Result {
 // registered in the scheme.
 func CRDNames() []string {
 	var out []string
-	for _, gv := range []schema.GroupVersion{autoscalingv1alpha1.GroupVersion, batchv1alpha1.GroupVersion} {
+	for _, gv := range []schema.GroupVersion{autoscalingv1alpha1.GroupVersion, batchv1alpha1.GroupVersion, calendarv1alpha1.GroupVersion} {
 		for kind, t := range scheme.Scheme.KnownTypes(gv) {
 			if strings.HasSuffix(kind, "List") || !strings.HasPrefix(t.PkgPath(), "github.com/almanac-dev/almanac/api/") {
 				continue

@@ -29,10 +29,10 @@ type Calendars struct {
 	refused map[string]bool
 }
 
-// takeCalendars takes the Calendars and ClusterCalendars out of docs, before admission (which
-// does not know their kinds yet), and reads them as admission would store them: decoded
-// strictly, timeZone defaulted to UTC, within the schema's limits and compiled by the time
-// engine. A calendar that fails is refused with the file and the field, as admission refuses
+// takeCalendars takes the Calendars and ClusterCalendars out of docs and reads them as
+// admission would store them (`almanac preview` has them admitted first; Build, which admits
+// nothing, relies on this): decoded strictly, timeZone defaulted to UTC, within the schema's
+// limits and compiled by the time engine. A calendar that fails is refused with the file and the field, as admission refuses
 // objects, and is missing for the objects that name it. The other documents are returned in
 // order.
 func takeCalendars(docs []manifest.Document) (rest []manifest.Document, cals Calendars, refused []admission.Result) {
@@ -66,6 +66,21 @@ func takeCalendars(docs []manifest.Document) (rest []manifest.Document, cals Cal
 		delete(cals.refused, key)
 	}
 	return rest, cals, refused
+}
+
+// markRefused records the calendars among results (admission's refusals): they are missing for
+// the objects that name them, and the notes say they were refused.
+func (ic Calendars) markRefused(results []admission.Result) {
+	for _, r := range results {
+		if r.APIVersion != calendarv1alpha1.GroupVersion.String() || (r.Kind != calendarv1alpha1.KindCalendar && r.Kind != calendarv1alpha1.KindClusterCalendar) {
+			continue
+		}
+		namespace := ""
+		if r.Kind == calendarv1alpha1.KindCalendar {
+			namespace = namespaceOf(r.Namespace)
+		}
+		ic.refused[calendarv1alpha1.ReferenceKey(namespace, calendarv1alpha1.CalendarReference{Kind: r.Kind, Name: r.Name})] = true
+	}
 }
 
 // readCalendar decodes a calendar document strictly and returns its spec with the defaults

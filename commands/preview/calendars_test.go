@@ -211,7 +211,7 @@ func TestRefusedCalendar(t *testing.T) {
 	}, {
 		name:     "an unknown field",
 		calendar: strings.Replace(holidaysYAML, "spec:\n", "spec:\n  timezone: UTC\n", 1),
-		want:     `unknown field "spec.timezone"`,
+		want:     `spec.timezone: Forbidden: unknown field "timezone"`,
 	}, {
 		name:     "an empty timeZone",
 		calendar: strings.Replace(holidaysYAML, "spec:\n", "spec:\n  timeZone: \"\"\n", 1),

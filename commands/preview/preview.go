@@ -186,14 +186,16 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	if err != nil {
 		return err
 	}
-	// The calendars of the input, which the Schedules and ScheduledJobs name.
-	docs, cals, refusedCals := takeCalendars(docs)
-	// First what admission does: only what it admits is previewed, as it would be stored.
+	// First what admission does: only what it admits is previewed, as it would be stored
+	// (calendars included).
 	docs, refused, err := admit(context.Background(), docs, now)
 	if err != nil {
 		return err
 	}
-	refused = append(refusedCals, refused...)
+	// The calendars of the input, which the Schedules and ScheduledJobs name.
+	docs, cals, refusedCals := takeCalendars(docs)
+	cals.markRefused(refused)
+	refused = append(refused, refusedCals...)
 	writeRefused(stderr, refused)
 	report, warnings, err := build(docs, cals, rng)
 	if err != nil {

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/commands/check"
@@ -697,13 +698,21 @@ func checkAggregatedRoles(t *testing.T, objs []rendered, tc renderCase) {
 		}
 		for _, crd := range check.CRDNames() {
 			resource, group, _ := strings.Cut(crd, ".")
+			// ClusterCalendars are cluster-scoped: namespace users read them (view, which edit
+			// and admin aggregate) and never write them. Calendars have no status.
+			clusterScoped := crd == "clustercalendars.almanac.dev"
+			hasStatus := group != calendarv1alpha1.GroupVersion.Group
 			for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"} {
-				want := builtin != "view" || verb == "get" || verb == "list" || verb == "watch"
+				read := verb == "get" || verb == "list" || verb == "watch"
+				want := builtin != "view" || read
+				if clusterScoped {
+					want = builtin == "view" && read
+				}
 				if got := grants(cr, group, resource, verb); got != want {
 					t.Errorf("ClusterRole %s grants %s on %s: %v, want %v", cr.Name, verb, crd, got, want)
 				}
 			}
-			if got := grants(cr, group, resource+"/status", "get"); got != (builtin == "view") {
+			if got := grants(cr, group, resource+"/status", "get"); got != (builtin == "view" && hasStatus) {
 				t.Errorf("ClusterRole %s grants get on %s/status: %v, want it only in view", cr.Name, crd, got)
 			}
 			for _, verb := range []string{"update", "patch"} {
@@ -718,7 +727,7 @@ func checkAggregatedRoles(t *testing.T, objs []rendered, tc renderCase) {
 	}
 }
 
-// checkCRDs: the four CRDs, kept on uninstall unless crds.keep=false, none with
+// checkCRDs: almanac's CRDs (check.CRDNames), kept on uninstall unless crds.keep=false, none with
 // crds.enabled=false.
 func checkCRDs(t *testing.T, objs []rendered, tc renderCase) {
 	t.Helper()
