@@ -132,13 +132,12 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	if err != nil {
 		return nil, nil, err
 	}
-	masks := newCalendarMasks(book, s.Namespace)
-	masked, ok := maskedWindow(window, s, masks, env.Now)
+	masked, ok := maskedWindow(window, s, book, env.Now)
 	if !ok {
 		v.warn(fmt.Sprintf("spec.calendars: cut by its calendars, the window opens more than %d separate windows in the next %d days, more than almanac compares: "+
 			"its overlaps with other Schedules are checked without the calendars", timing.MaxWindows, timing.OverlapHorizon/(24*time.Hour)))
 	}
-	overlaps, notCompared, err := findOverlaps(ctx, masked, siblings, masks, env.Now)
+	overlaps, notCompared, err := findOverlaps(ctx, masked, siblings, book, env.Now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -457,7 +456,7 @@ func validateOverlapPolicyChange(ctx context.Context, v *verdict, spa, old *auto
 		if err != nil {
 			return err
 		}
-		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), newCalendarMasks(book, spa.Namespace), env.Now)
+		a, b, iv, zone, ok, err := firstOverlapAmong(ctx, slices.Clone(schedules), book, env.Now)
 		if err != nil {
 			return err
 		}
@@ -538,12 +537,12 @@ func scheduleTimingEqual(a, b *autoscalingv1alpha1.ScheduleSpec) bool {
 	return reflect.DeepEqual(a.Timing(), b.Timing()) && a.ScaleTargetRef.Name == b.ScaleTargetRef.Name && calendarsEqual(a.Calendars, b.Calendars)
 }
 
-// maskedWindow returns the window w of Schedule s as the calendars that s names (from masks:
+// maskedWindow returns the window w of Schedule s as the calendars that s names (from book:
 // one that does not exist holds the Schedule closed, as in the reconcilers) cut it, for
 // comparing it with others. Cutting may split windows: when the cut window opens more windows
 // than almanac compares, it returns w itself, which covers all of it (a comparison may then
 // find an overlap that the calendars would prevent), and ok is false.
-func maskedWindow(w *timing.Window, s *autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) (out *timing.Window, ok bool) {
+func maskedWindow(w *timing.Window, s *autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, now time.Time) (out *timing.Window, ok bool) {
 	if w == nil || s.Spec.Calendars.Empty() {
 		return w, true
 	}
@@ -553,7 +552,7 @@ func maskedWindow(w *timing.Window, s *autoscalingv1alpha1.Schedule, masks *cale
 		}
 	}()
 	spec := s.Spec.Timing()
-	spec.Calendars = masks.mask(s.Spec.Calendars)
+	spec.Calendars, _ = book.Mask(s.Namespace, s.Spec.Calendars)
 	masked, errs := spec.Compile()
 	if len(errs) > 0 {
 		return w, true // it compiled without its calendars, and the mask is compiled already
@@ -577,7 +576,7 @@ type overlap struct {
 // unsuspending one is an update that does not check overlaps again. Each sibling's windows
 // are cut by its calendars (maskedWindow). It fails only when ctx is done (the API server
 // gave up on the request).
-func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) ([]overlap, []notCompared, error) {
+func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, now time.Time) ([]overlap, []notCompared, error) {
 	var out []overlap
 	var skipped []notCompared
 	budget := timing.NewBudget(ctx, autoscalingv1alpha1.MaxSchedules-1)
@@ -587,7 +586,7 @@ func findOverlaps(ctx context.Context, w *timing.Window, siblings []autoscalingv
 		if len(errs) > 0 {
 			continue
 		}
-		sw, _ = maskedWindow(sw, sib, masks, now)
+		sw, _ = maskedWindow(sw, sib, book, now)
 		iv, ok, err := timing.FirstOverlap(budget, w, sw, now, timing.OverlapHorizon)
 		var tooMany *timing.TooManyWindowsError
 		switch {
@@ -676,14 +675,14 @@ func namesText(quoted []string) string {
 }
 
 // firstOverlapAmong returns the first pair of schedules (by name) that overlap, comparing at
-// most scaling.MaxComparisons pairs, with their windows cut by their calendars (masks); Schedules that open too many windows to compare are skipped. It fails only when ctx
+// most scaling.MaxComparisons pairs, with their windows cut by their calendars (from book); Schedules that open too many windows to compare are skipped. It fails only when ctx
 // is done.
-func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Schedule, masks *calendarMasks, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool, err error) {
+func firstOverlapAmong(ctx context.Context, schedules []autoscalingv1alpha1.Schedule, book *calendarv1alpha1.Book, now time.Time) (a, b string, iv timing.Interval, zone timing.Zone, ok bool, err error) {
 	slices.SortFunc(schedules, func(x, y autoscalingv1alpha1.Schedule) int { return strings.Compare(x.Name, y.Name) })
 	windows := make([]*timing.Window, len(schedules))
 	for i := range schedules {
 		if w, _ := schedules[i].Spec.Timing().Compile(); w != nil {
-			w, _ = maskedWindow(w, &schedules[i], masks, now)
+			w, _ = maskedWindow(w, &schedules[i], book, now)
 			if _, comparable := w.Comparable(now); comparable {
 				windows[i] = w
 			}

@@ -1459,4 +1459,24 @@ spec:
 	if got := almanacField(t, ns, "scheduledjob", "every-minute", ".status.lastSkippedTime"); got != frozen.Format(time.RFC3339) {
 		t.Errorf("status.lastSkippedTime %q, want %s", got, frozen.Format(time.RFC3339))
 	}
+
+	// A calendar that does not exist: kubectl prints the webhook's warning, and the condition
+	// Calendars says the ScheduledJob is held.
+	r := apply(t, ns, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: held}
+spec:
+  schedule: "0 3 * * *"
+  calendars:
+    skip: [{name: nowhere}]`+jobTemplate("echo held"))
+	if r.code != 0 || !strings.Contains(r.stderr, "spec.calendars.skip[0]: Calendar nowhere does not exist") {
+		t.Errorf("applying a ScheduledJob that names a missing calendar: %s", r)
+	}
+	eventually(t, 30*time.Second, "condition Calendars False on the held ScheduledJob", func() error {
+		if got := almanacField(t, ns, "scheduledjob", "held", `.status.conditions[?(@.type=="Calendars")].reason`); got != "CalendarNotUsable" {
+			return fmt.Errorf("condition Calendars reason %q", got)
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,14 +43,27 @@ func Compile(ref CalendarReference, spec *CalendarSpec) (c *timing.Calendar, err
 // ClusterCalendars. The reconcilers fill it from their cache, admission from the calendars a
 // request names, and `almanac preview` and `almanac validate` from their input files. A nil
 // Book has no calendars.
+//
+// A Book compiles each calendar once, the first time an object's Mask names it: admission
+// compares a Schedule with up to 99 siblings and a reconcile evaluates as many, which may all
+// name the same calendars of up to 2000 entries. It is safe for concurrent use.
 type Book struct {
 	namespaced map[string]map[string]*CalendarSpec // namespace → name → spec
 	cluster    map[string]*CalendarSpec
+
+	mu       sync.Mutex
+	compiled map[string]compiled // by ReferenceKey
+}
+
+// compiled is a calendar of the Book, compiled, or why it does not compile.
+type compiled struct {
+	cal *timing.Calendar
+	err error
 }
 
 // NewBook returns a Book of the given calendars; it keeps pointers to their specs.
 func NewBook(calendars []Calendar, cluster []ClusterCalendar) *Book {
-	b := &Book{namespaced: map[string]map[string]*CalendarSpec{}, cluster: map[string]*CalendarSpec{}}
+	b := &Book{namespaced: map[string]map[string]*CalendarSpec{}, cluster: map[string]*CalendarSpec{}, compiled: map[string]compiled{}}
 	for i := range calendars {
 		b.AddCalendar(&calendars[i])
 	}
@@ -61,6 +75,9 @@ func NewBook(calendars []Calendar, cluster []ClusterCalendar) *Book {
 
 // AddCalendar adds (or replaces) a Calendar.
 func (b *Book) AddCalendar(c *Calendar) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.compiled, ReferenceKey(c.Namespace, CalendarReference{Kind: KindCalendar, Name: c.Name}))
 	ns := b.namespaced[c.Namespace]
 	if ns == nil {
 		ns = map[string]*CalendarSpec{}
@@ -70,7 +87,12 @@ func (b *Book) AddCalendar(c *Calendar) {
 }
 
 // AddClusterCalendar adds (or replaces) a ClusterCalendar.
-func (b *Book) AddClusterCalendar(c *ClusterCalendar) { b.cluster[c.Name] = &c.Spec }
+func (b *Book) AddClusterCalendar(c *ClusterCalendar) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.compiled, ReferenceKey("", CalendarReference{Kind: KindClusterCalendar, Name: c.Name}))
+	b.cluster[c.Name] = &c.Spec
+}
 
 // Spec returns the spec of the calendar that ref names for an object in namespace, if the
 // Book has it.
@@ -78,6 +100,8 @@ func (b *Book) Spec(namespace string, ref CalendarReference) (*CalendarSpec, boo
 	if b == nil {
 		return nil, false
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var s *CalendarSpec
 	if ref.KindOrDefault() == KindClusterCalendar {
 		s = b.cluster[ref.Name]
@@ -99,13 +123,12 @@ func (b *Book) Mask(namespace string, c *Calendars) (mask timing.Mask, problems 
 		var out []*timing.Calendar
 		for i, ref := range refs {
 			path := fmt.Sprintf("spec.calendars.%s[%d]", list, i)
-			spec, ok := b.Spec(namespace, ref)
-			if !ok {
+			cal, found, err := b.compile(namespace, ref)
+			if !found {
 				problems = append(problems, path+": "+MissingText(namespace, ref))
 				out = append(out, timing.MissingCalendar(ref.String()))
 				continue
 			}
-			cal, err := Compile(ref, spec)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %s is invalid (%v): fix it; until then it holds this object as a missing calendar does", path, ref, err))
 				out = append(out, timing.MissingCalendar(ref.String()))
@@ -118,6 +141,29 @@ func (b *Book) Mask(namespace string, c *Calendars) (mask timing.Mask, problems 
 	mask.Skip = resolve("skip", c.Skip)
 	mask.Only = resolve("only", c.Only)
 	return mask, problems
+}
+
+// compile returns the calendar that ref names for an object in namespace, compiled once per
+// Book; found is false when the Book does not have it.
+func (b *Book) compile(namespace string, ref CalendarReference) (cal *timing.Calendar, found bool, err error) {
+	spec, found := b.Spec(namespace, ref)
+	if !found {
+		return nil, false, nil
+	}
+	if ref.KindOrDefault() == KindClusterCalendar {
+		namespace = ""
+	}
+	key := ReferenceKey(namespace, ref)
+	b.mu.Lock()
+	c, ok := b.compiled[key]
+	b.mu.Unlock()
+	if !ok {
+		c.cal, c.err = Compile(CalendarReference{Kind: ref.KindOrDefault(), Name: ref.Name}, spec)
+		b.mu.Lock()
+		b.compiled[key] = c
+		b.mu.Unlock()
+	}
+	return c.cal, true, c.err
 }
 
 // MissingText says what a missing calendar means and how to fix it.
