@@ -213,61 +213,10 @@ func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, 
 	return nil
 }
 
-// CalendarBook returns a Book of the calendars that refs (the spec.calendars of objects in
-// namespace) name, read through l; those that do not exist are not in it (the Book's Mask
-// reports them and holds the objects that name them). Each calendar is read once, however
-// many objects name it, and at most calendarv1alpha1.MaxReferences of each list of each
-// object are read: the schema admits no more.
+// CalendarBook returns a Book of the calendars that refs name, read through l
+// (calendarv1alpha1.ReadBook).
 func CalendarBook(ctx context.Context, l Lookup, namespace string, refs ...*calendarv1alpha1.Calendars) (*calendarv1alpha1.Book, error) {
-	book := calendarv1alpha1.NewBook(nil, nil)
-	absent := map[calendarv1alpha1.CalendarReference]bool{}
-	read := func(ref calendarv1alpha1.CalendarReference) error {
-		ref.Kind = ref.KindOrDefault()
-		if _, ok := book.Spec(namespace, ref); ok || absent[ref] {
-			return nil
-		}
-		if ref.Kind == calendarv1alpha1.KindClusterCalendar {
-			cal, err := l.ClusterCalendar(ctx, ref.Name)
-			if err != nil {
-				return err
-			}
-			if cal == nil {
-				absent[ref] = true
-				return nil
-			}
-			book.AddClusterCalendar(cal)
-			return nil
-		}
-		cal, err := l.Calendar(ctx, namespace, ref.Name)
-		if err != nil {
-			return err
-		}
-		if cal == nil {
-			absent[ref] = true
-			return nil
-		}
-		// The Book keys Calendars by their namespace, which an object read from the input
-		// may leave empty.
-		if cal.Namespace != namespace {
-			cal = &calendarv1alpha1.Calendar{ObjectMeta: *cal.ObjectMeta.DeepCopy(), Spec: cal.Spec}
-			cal.Namespace = namespace
-		}
-		book.AddCalendar(cal)
-		return nil
-	}
-	for _, c := range refs {
-		if c == nil {
-			continue
-		}
-		for _, list := range [][]calendarv1alpha1.CalendarReference{c.Skip, c.Only} {
-			for _, ref := range list[:min(len(list), calendarv1alpha1.MaxReferences)] {
-				if err := read(ref); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return book, nil
+	return calendarv1alpha1.ReadBook(ctx, l, namespace, refs...)
 }
 
 // calendarsEqual reports whether two spec.calendars name the same calendars in the same

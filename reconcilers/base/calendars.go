@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,47 +17,47 @@ import (
 // +kubebuilder:rbac:groups=almanac.dev,resources=calendars;clustercalendars,verbs=get;list;watch
 
 // ReadCalendars returns a Book of the calendars that refs (the spec.calendars of objects in
-// namespace) name, read from r (the cache). Calendars that do not exist are not in it: the
-// Book's Mask reports them.
+// namespace) name, read from r (the cache): calendarv1alpha1.ReadBook. Calendars that do not
+// exist are not in it: the Book's Mask reports them.
 func ReadCalendars(ctx context.Context, r client.Reader, namespace string, refs ...*calendarv1alpha1.Calendars) (*calendarv1alpha1.Book, error) {
-	book := calendarv1alpha1.NewBook(nil, nil)
-	for _, c := range refs {
-		for _, ref := range c.References() {
-			if _, ok := book.Spec(namespace, ref); ok {
-				continue
-			}
-			if ref.KindOrDefault() == calendarv1alpha1.KindClusterCalendar {
-				cal := &calendarv1alpha1.ClusterCalendar{}
-				if ok, err := get(ctx, r, types.NamespacedName{Name: ref.Name}, cal); err != nil || !ok {
-					if err != nil {
-						return nil, err
-					}
-					continue
-				}
-				book.AddClusterCalendar(cal)
-				continue
-			}
-			cal := &calendarv1alpha1.Calendar{}
-			if ok, err := get(ctx, r, types.NamespacedName{Namespace: namespace, Name: ref.Name}, cal); err != nil || !ok {
-				if err != nil {
-					return nil, err
-				}
-				continue
-			}
-			book.AddCalendar(cal)
-		}
-	}
-	return book, nil
+	return calendarv1alpha1.ReadBook(ctx, calendarReader{r}, namespace, refs...)
 }
 
-func get(ctx context.Context, r client.Reader, key types.NamespacedName, obj client.Object) (bool, error) {
-	if err := r.Get(ctx, key, obj); err != nil {
+// calendarReader is a calendarv1alpha1.Getter over a client.Reader.
+type calendarReader struct{ r client.Reader }
+
+func (c calendarReader) Calendar(ctx context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error) {
+	cal := &calendarv1alpha1.Calendar{}
+	return orNil(cal, c.get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, cal))
+}
+
+func (c calendarReader) ClusterCalendar(ctx context.Context, name string) (*calendarv1alpha1.ClusterCalendar, error) {
+	cal := &calendarv1alpha1.ClusterCalendar{}
+	return orNil(cal, c.get(ctx, types.NamespacedName{Name: name}, cal))
+}
+
+// errNotFound is what get returns for an object that does not exist.
+var errNotFound = errors.New("not found")
+
+func (c calendarReader) get(ctx context.Context, key types.NamespacedName, obj client.Object) error {
+	if err := c.r.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, nil
+			return errNotFound
 		}
-		return false, fmt.Errorf("failed to read %T %s: %w", obj, key, err)
+		return fmt.Errorf("failed to read %T %s: %w", obj, key, err)
 	}
-	return true, nil
+	return nil
+}
+
+// orNil returns obj when err is nil, nothing when it is errNotFound, and err otherwise.
+func orNil[T any](obj *T, err error) (*T, error) {
+	switch {
+	case err == nil:
+		return obj, nil
+	case errors.Is(err, errNotFound):
+		return nil, nil
+	}
+	return nil, err
 }
 
 // CalendarUsers returns the map function of a watch of Calendars or ClusterCalendars: the

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,6 +48,8 @@ func Compile(ref CalendarReference, spec *CalendarSpec) (c *timing.Calendar, err
 // A Book compiles each calendar once, the first time an object's Mask names it: admission
 // compares a Schedule with up to 99 siblings and a reconcile evaluates as many, which may all
 // name the same calendars of up to 2000 entries. It is safe for concurrent use.
+//
+// +kubebuilder:object:generate=false
 type Book struct {
 	namespaced map[string]map[string]*CalendarSpec // namespace → name → spec
 	cluster    map[string]*CalendarSpec
@@ -174,6 +177,66 @@ func MissingText(namespace string, ref CalendarReference) string {
 	}
 	return fmt.Sprintf("%s does not exist %s: until it does, no window of this object opens and no run starts (a missing calendar holds it); "+
 		"create it, or correct the name or kind (Calendar or ClusterCalendar)", ref, where)
+}
+
+// Getter reads calendars: the webhooks' and `almanac validate`'s admission.Lookup, and the
+// reconcilers' cache. Each returns nil (and no error) for a calendar that does not exist.
+//
+// +kubebuilder:object:generate=false
+type Getter interface {
+	Calendar(ctx context.Context, namespace, name string) (*Calendar, error)
+	ClusterCalendar(ctx context.Context, name string) (*ClusterCalendar, error)
+}
+
+// ReadBook returns a Book of the calendars that refs (the spec.calendars of objects in
+// namespace) name, read through g; those that do not exist are not in it (its Mask reports
+// them and holds the objects that name them). Each calendar is read once, however many objects
+// name it, and at most MaxReferences of each list of each object are read: the schema admits
+// no more.
+func ReadBook(ctx context.Context, g Getter, namespace string, refs ...*Calendars) (*Book, error) {
+	book := NewBook(nil, nil)
+	absent := map[CalendarReference]bool{}
+	read := func(ref CalendarReference) error {
+		ref.Kind = ref.KindOrDefault()
+		if _, ok := book.Spec(namespace, ref); ok || absent[ref] {
+			return nil
+		}
+		if ref.Kind == KindClusterCalendar {
+			cal, err := g.ClusterCalendar(ctx, ref.Name)
+			if err != nil || cal == nil {
+				absent[ref] = cal == nil
+				return err
+			}
+			book.AddClusterCalendar(cal)
+			return nil
+		}
+		cal, err := g.Calendar(ctx, namespace, ref.Name)
+		if err != nil || cal == nil {
+			absent[ref] = cal == nil
+			return err
+		}
+		// The Book keys Calendars by their namespace, which an object read from a file may
+		// leave empty.
+		if cal.Namespace != namespace {
+			cal = &Calendar{ObjectMeta: *cal.ObjectMeta.DeepCopy(), Spec: cal.Spec}
+			cal.Namespace = namespace
+		}
+		book.AddCalendar(cal)
+		return nil
+	}
+	for _, c := range refs {
+		if c == nil {
+			continue
+		}
+		for _, list := range [][]CalendarReference{c.Skip, c.Only} {
+			for _, ref := range list[:min(len(list), MaxReferences)] {
+				if err := read(ref); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return book, nil
 }
 
 // ReferenceKeys returns the calendars that an object's spec.calendars name, as index values
