@@ -202,7 +202,7 @@ func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, 
 	if env.Objects == nil {
 		return nil
 	}
-	book, err := CalendarBook(ctx, env.Objects, namespace, c)
+	book, err := calendarv1alpha1.ReadBook(ctx, env.Objects, namespace, c)
 	if err != nil {
 		return err
 	}
@@ -211,12 +211,6 @@ func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, 
 		v.warn(p)
 	}
 	return nil
-}
-
-// CalendarBook returns a Book of the calendars that refs name, read through l
-// (calendarv1alpha1.ReadBook).
-func CalendarBook(ctx context.Context, l Lookup, namespace string, refs ...*calendarv1alpha1.Calendars) (*calendarv1alpha1.Book, error) {
-	return calendarv1alpha1.ReadBook(ctx, l, namespace, refs...)
 }
 
 // calendarsEqual reports whether two spec.calendars name the same calendars in the same

@@ -128,7 +128,7 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 		return v.result()
 	}
 	// The calendars of the Schedule and its siblings, each read once.
-	book, err := CalendarBook(ctx, env.Objects, s.Namespace, append([]*calendarv1alpha1.Calendars{s.Spec.Calendars}, autoscalingv1alpha1.CalendarsOf(siblings)...)...)
+	book, err := calendarv1alpha1.ReadBook(ctx, env.Objects, s.Namespace, append([]*calendarv1alpha1.Calendars{s.Spec.Calendars}, autoscalingv1alpha1.CalendarsOf(siblings)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -452,7 +452,7 @@ func validateOverlapPolicyChange(ctx context.Context, v *verdict, spa, old *auto
 		if err != nil {
 			return err
 		}
-		book, err := CalendarBook(ctx, env.Objects, spa.Namespace, autoscalingv1alpha1.CalendarsOf(schedules)...)
+		book, err := calendarv1alpha1.ReadBook(ctx, env.Objects, spa.Namespace, autoscalingv1alpha1.CalendarsOf(schedules)...)
 		if err != nil {
 			return err
 		}
