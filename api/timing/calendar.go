@@ -350,6 +350,25 @@ func (m Mask) Missing() []string {
 	return out
 }
 
+// closesAll reports whether m closes every instant because of a missing calendar: one in
+// Skip, or every one in Only.
+func (m Mask) closesAll() bool {
+	for _, c := range m.Skip {
+		if c.missing {
+			return true
+		}
+	}
+	if len(m.Only) == 0 {
+		return false
+	}
+	for _, c := range m.Only {
+		if !c.missing {
+			return false
+		}
+	}
+	return true
+}
+
 // coverLimit is how far past t a cover is followed: beyond it, the engine never looks.
 const coverLimit = searchHorizon + 2*MaxCronDuration
 

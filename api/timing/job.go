@@ -291,6 +291,9 @@ func (s *JobSchedule) NextRun(t time.Time) time.Time {
 		}
 		return time.Time{}
 	}
+	if s.Calendars.closesAll() {
+		return time.Time{}
+	}
 	slot := s.Next(t)
 	for range maxSkippedSlots {
 		if slot.IsZero() || s.Calendars.Empty() {
