@@ -96,9 +96,16 @@ type manifestMeta struct {
 // ExitRefused for files that cannot become a calendar. The Result is never nil: when Import
 // fails, its Notes still say what it did before (which events it expanded, into how many
 // occurrences), and the rest is empty.
-func Import(r io.Reader, opts Options, now time.Time) (*Result, error) {
+func Import(r io.Reader, opts Options, now time.Time) (res *Result, err error) {
 	im := &importer{opts: opts, days: map[string]*dayEntry{}, periods: map[[2]string]*periodEntry{}}
-	res, err := im.run(r, now)
+	defer func() {
+		// The iCalendar library and its recurrence library are not ours: a panic in them on a
+		// malformed file is a refusal of that file, not a crash.
+		if r := recover(); r != nil {
+			res, err = &Result{Notes: im.notes}, kube.Usage("%s cannot be read: the iCalendar library failed on it (%v); check that it is a valid RFC 5545 file", im.opts.Source, r)
+		}
+	}()
+	res, err = im.run(r, now)
 	if err != nil {
 		return &Result{Notes: im.notes}, err
 	}
@@ -213,9 +220,16 @@ func checkOptions(opts Options) (string, error) {
 }
 
 // decode reads every VCALENDAR of data (feeds are one; concatenated exports are several).
-func decode(data []byte) ([]*ical.Calendar, error) {
+// The library's decoder panics on some malformed lines (a parameter without a value at the end
+// of a line, "0;0="): such a file is not one it can read, and a panic must not be what the
+// user gets.
+func decode(data []byte) (cals []*ical.Calendar, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cals, err = nil, fmt.Errorf("the iCalendar library cannot read it (%v)", r)
+		}
+	}()
 	dec := ical.NewDecoder(bytes.NewReader(data))
-	var cals []*ical.Calendar
 	for {
 		cal, err := dec.Decode()
 		if errors.Is(err, io.EOF) {
