@@ -76,10 +76,18 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations u
 	$(CONTROLLER_GEN) rbac:roleName=almanac-manager paths=./... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./... output:webhook:artifacts:config=config/webhook
 
+.PHONY: schemas
+schemas: ## Write kubeconform's JSON schemas of the CRDs to config/schemas (after `make manifests`).
+	go run ./hack/schemas
+
+.PHONY: schemas-check
+schemas-check: ## Fail when config/schemas differs from the CRDs in config/crd/bases.
+	go test -count=1 -run '^TestSchemasMatchCRDs$$' ./hack/schemas
+
 .PHONY: check-generate
-check-generate: generate manifests chart-check ## Regenerate everything and fail if that changed any file.
+check-generate: generate manifests schemas chart-check ## Regenerate everything and fail if that changed any file.
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		echo "Generated files are out of date; run 'make generate manifests' and commit:"; \
+		echo "Generated files are out of date; run 'make generate manifests schemas' and commit:"; \
 		git status --porcelain -- api config; git diff --stat -- api config; exit 1; \
 	fi
 
