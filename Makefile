@@ -154,6 +154,11 @@ chart-lint: $(HELM) ## Lint the chart in each certificate mode.
 chart-test: envtest $(HELM) ## Run the chart, certificate, RBAC and `almanac check` tests.
 	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./commands/check ./test/install ./test/rbac
 
+.PHONY: argocd
+argocd: ## Regenerate hack/argocd/argocd-cm.yaml from the Argo CD health checks and actions, then test them (docs/gitops.md).
+	go test -count=1 -run '^TestConfigMap$$' ./hack/argocd -update
+	go test $(GO_TEST_FLAGS) ./hack/argocd
+
 .PHONY: helm
 helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.
 
