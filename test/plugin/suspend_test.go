@@ -55,7 +55,7 @@ func TestSuspendResume(t *testing.T) {
 		t.Error("ScheduledJob report: spec.suspend is false after suspend")
 	}
 	if !slices.ContainsFunc(sj.ManagedFields, func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == suspend.FieldManager && strings.Contains(string(e.FieldsV1.Raw), `"f:suspend"`)
+		return e.Manager == suspend.FieldManager && e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:suspend"`)
 	}) {
 		t.Errorf("no managedFields entry of %s owns spec.suspend: %+v", suspend.FieldManager, sj.ManagedFields)
 	}
