@@ -72,7 +72,11 @@ func autoscalerEntry(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodA
 		return e
 	}
 	for _, l := range d.LeftOut {
-		e.Reasons = append(e.Reasons, fmt.Sprintf("Schedule %s is left out now (overlapPolicy Forbid: its windows overlap those of Schedule %s)", l.Name, l.Kept))
+		if l.NotCompared != "" {
+			e.Reasons = append(e.Reasons, fmt.Sprintf("Schedule %s is left out now (overlapPolicy Forbid): its windows were not compared with those of the other Schedules: %s", l.Name, l.NotCompared))
+			continue
+		}
+		e.Reasons = append(e.Reasons, fmt.Sprintf("Schedule %s is left out now (overlapPolicy Forbid: its windows overlap those of Schedule %s, created earlier)", l.Name, l.Kept))
 	}
 	prev := d
 	for i, t := 0, d.Next; i < maxBoundaries && !t.IsZero(); i++ {

@@ -46,10 +46,16 @@ func TestEntries(t *testing.T) {
 	paused := waiting
 	paused.Name, paused.Spec.Suspend = "paused", true
 
+	strict := spa("strict")
+	strict.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	early, late := daily("early", "strict", "09:00", "12:00", 4), daily("late", "strict", "11:00", "13:00", 6)
+	early.CreationTimestamp = metav1.NewTime(now.Add(-2 * time.Hour))
+	late.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+
 	objs := Objects{
-		Autoscalers: []autoscalingv1alpha1.ScheduledPodAutoscaler{spa("chained"), spa("bare")},
+		Autoscalers: []autoscalingv1alpha1.ScheduledPodAutoscaler{spa("chained"), spa("bare"), strict},
 		// Two windows that touch with the same bounds: 10:00 changes nothing, 11:00 does.
-		Schedules:     []autoscalingv1alpha1.Schedule{daily("first", "chained", "09:00", "10:00", 5), daily("second", "chained", "10:00", "11:00", 5)},
+		Schedules:     []autoscalingv1alpha1.Schedule{daily("first", "chained", "09:00", "10:00", 5), daily("second", "chained", "10:00", "11:00", 5), early, late},
 		ScheduledJobs: []batchv1alpha1.ScheduledJob{replace, once, later},
 		EventJobs:     []batchv1alpha1.EventJob{triggered, waiting, paused},
 	}
@@ -74,6 +80,10 @@ func TestEntries(t *testing.T) {
 	if e := got["chained"]; len(e.Closes) != 1 || e.Closes[0] != "second" || len(e.Opens) != 0 || *e.From != (timing.Bounds{Min: 5, Max: 10}) {
 		t.Errorf("chained: %+v", e)
 	}
+	// Under Forbid, late is left out: its windows overlap early's every day. 12:00 closes early,
+	// and late, still left out, does not raise the bounds.
+	check("strict", time.Date(2030, time.March, 4, 12, 0, 0, 0, time.UTC), "4-10 → 2-10", "Schedule early closes",
+		"Schedule late is left out now (overlapPolicy Forbid: its windows overlap those of Schedule early, created earlier)")
 	check("bare", time.Time{}, "-", "no windows ahead: it has no Schedules")
 	check("replace", time.Date(2030, time.March, 4, 10, 0, 0, 0, time.UTC), "run", "concurrencyPolicy Replace: 2 Jobs run (replace-1, replace-2); the run deletes it first")
 	check("once", time.Time{}, "-", "no run ahead: it runs once, at 2030-03-04 08:00 UTC, which has passed (phase Succeeded)")
