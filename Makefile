@@ -104,10 +104,10 @@ envtest: ## Build kube-apiserver and etcd for the integration tests (cached; no-
 	hack/envtest.sh >/dev/null
 
 .PHONY: test
-test: check-generate lint unit fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
+test: check-generate lint unit monitoring-test fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
 
 .PHONY: unit
-unit: envtest $(HELM) $(PROMTOOL) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
+unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: e2e
@@ -158,7 +158,8 @@ chart-lint: $(HELM) ## Lint the chart in each certificate mode.
 
 .PHONY: chart-test
 chart-test: envtest $(HELM) $(PROMTOOL) ## Run the chart, certificate, RBAC, `almanac check`, alert and dashboard tests.
-	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./commands/check ./test/install ./test/rbac ./test/monitoring
+	go test $(GO_TEST_FLAGS) ./hack/chartgen ./certs/... ./commands/check ./test/install ./test/rbac
+	cd test/monitoring && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: argocd
 argocd: ## Regenerate hack/argocd/argocd-cm.yaml from the Argo CD health checks and actions, then test them (docs/gitops.md).
@@ -172,8 +173,8 @@ helm: $(HELM) ## Install the pinned Helm CLI into the tools cache.
 promtool: $(PROMTOOL) ## Build the pinned promtool into the tools cache.
 
 .PHONY: monitoring-test
-monitoring-test: envtest $(HELM) $(PROMTOOL) ## Run the alerting rules' promtool tests, the dashboard's checks and the scrape of a running manager.
-	go test $(GO_TEST_FLAGS) ./test/monitoring
+monitoring-test: envtest $(HELM) $(PROMTOOL) ## Run the alerting rules' promtool tests, the dashboard's checks and the scrape of a running manager (test/monitoring, its own module).
+	cd test/monitoring && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: demo
 demo: envtest build ## Run almanac on a local kube-apiserver with the examples, until Ctrl-C.
