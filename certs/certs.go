@@ -178,6 +178,7 @@ func (p *Provider) SetupWithManager(mgr manager.Manager) error {
 		return fmt.Errorf("failed to create a client for the webhook certificates: %w", err)
 	}
 	p.trust = newTrustWatcher(client, p.opts, p.clock)
+	served.Store(p) // almanac_webhook_serving_certificate_expiry_timestamp_seconds (metrics.go)
 	if err := mgr.Add(p.trust); err != nil {
 		return err
 	}

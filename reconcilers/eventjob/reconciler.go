@@ -65,6 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ej := &batchv1alpha1.EventJob{}
 	if err := r.ReadRecord(ctx, req.NamespacedName, ej); err != nil {
 		if apierrors.IsNotFound(err) {
+			base.ForgetSuspension(gvk.Kind, req.NamespacedName)
 			// Its Jobs go with it through their ownerReferences, once released.
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
@@ -99,6 +100,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
+	r.TrackSuspension(ctx, gvk.Kind, ej, ej.Spec.Suspend, now)
 	p := decide(ej, upstream, downstream, chain, now)
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
 	if err != nil {

@@ -62,6 +62,26 @@ var (
 	})
 )
 
+// countedReasons are the kind and reason pairs that the reconcilers count into RunsMissed and
+// RunsSkipped. Their series are created at zero when the process starts, so that they are
+// exported before the first event: an alert on increase() sees the first miss, and a rule
+// that names a series can be checked against a scrape (test/monitoring).
+var countedReasons = map[*prometheus.CounterVec][][2]string{
+	RunsMissed: {{KindScheduledJob, MissDeadline}, {KindScheduledJob, MissSuperseded}},
+	RunsSkipped: {
+		{KindScheduledJob, SkipForbid}, {KindScheduledJob, SkipSuspended}, {KindScheduledJob, SkipCalendar},
+		{KindEventJob, SkipForbid}, {KindEventJob, SkipSuspended}, {KindEventJob, SkipJobConflict},
+		{KindEventJob, SkipJobInvalid}, {KindEventJob, SkipNameTooLong},
+	},
+}
+
 func init() {
 	metrics.Registry.MustRegister(RunsStarted, RunsMissed, RunsSkipped, ScheduleLag, TriggerLag)
+	RunsStarted.WithLabelValues(KindScheduledJob)
+	RunsStarted.WithLabelValues(KindEventJob)
+	for vec, pairs := range countedReasons {
+		for _, p := range pairs {
+			vec.WithLabelValues(p[0], p[1])
+		}
+	}
 }

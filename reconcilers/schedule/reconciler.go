@@ -84,15 +84,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// copy that has not caught up with the last write fails it and is read again.
 	s := &autoscalingv1alpha1.Schedule{}
 	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			base.ForgetSuspension(kindSchedule, req.NamespacedName)
+			forgetOverride(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !s.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	now := r.Clock.Now()
+	r.TrackSuspension(ctx, kindSchedule, s, s.Spec.Suspend, now)
 	if OverrideEnded(s, now) {
+		forgetOverride(s.Namespace, s.Name)
 		return r.removeOverride(ctx, s)
 	}
+	observeOverride(s)
 	book, err := base.ReadCalendars(ctx, r.Client, s.Namespace, s.Spec.Calendars)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -125,15 +132,21 @@ func OverrideEnded(s *autoscalingv1alpha1.Schedule, now time.Time) bool {
 // OneShot, or cannot be evaluated). The reconciler asks to be called again then, even when
 // the override is suspended (its status then never changes by itself).
 func OverrideEnd(s *autoscalingv1alpha1.Schedule) (time.Time, bool) {
+	iv, ok := overrideWindow(s)
+	return iv.End, ok
+}
+
+// overrideWindow returns an override's window (false: s is not an override, not a OneShot,
+// or cannot be evaluated).
+func overrideWindow(s *autoscalingv1alpha1.Schedule) (timing.Interval, bool) {
 	if s.Labels[autoscalingv1alpha1.OverrideLabel] != "true" || s.Spec.Type != autoscalingv1alpha1.ScheduleTypeOneShot {
-		return time.Time{}, false
+		return timing.Interval{}, false
 	}
 	w, err := scaling.Compile(s, nil) // the window as written: an override's end is its own
 	if err != nil {
-		return time.Time{}, false
+		return timing.Interval{}, false
 	}
-	iv, ok := w.OneShotInterval()
-	return iv.End, ok
+	return w.OneShotInterval()
 }
 
 // removeOverride deletes an override whose window has ended, under a precondition on the UID

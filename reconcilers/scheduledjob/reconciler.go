@@ -105,6 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sj := &batchv1alpha1.ScheduledJob{}
 	if err := r.ReadRecord(ctx, req.NamespacedName, sj); err != nil {
 		if apierrors.IsNotFound(err) {
+			base.ForgetSuspension(gvk.Kind, req.NamespacedName)
 			// Its Jobs go with it through their ownerReferences.
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
 		}
@@ -126,6 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
+	r.TrackSuspension(ctx, gvk.Kind, sj, sj.Spec.Suspend, now)
 	p := decide(sj, book, owned, resumed, now)
 	out, err := r.execute(ctx, sj, &p, now)
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 const (
 	metricsNamespace = "almanac"
 	scalingSubsystem = "autoscaler"
+	// kindAutoscaler is the kind label of this reconciler's series of shared metrics.
+	kindAutoscaler = "ScheduledPodAutoscaler"
 )
 
 var (
@@ -65,6 +67,9 @@ func init() {
 	// MustRegister panics on a duplicate name, a programming error caught by any test that
 	// imports the package.
 	metrics.Registry.MustRegister(TransitionsApplied, TransitionLag, ActiveSchedules, EvaluationErrors)
+	// At zero from the start, so that rate() and alerts see the first error.
+	EvaluationErrors.WithLabelValues(kindAutoscaler)
+	EvaluationErrors.WithLabelValues("Schedule")
 }
 
 // ScheduleEvaluationErrors is the counter of EvaluationErrors that the Schedule reconciler

@@ -135,6 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, spa); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAutoscaler(req.Namespace, req.Name) // the HPA goes with it (ownerReference)
+			base.ForgetSuspension(kindAutoscaler, req.NamespacedName)
 			r.appliedAt.Delete(req.NamespacedName)
 			r.putBacks.forget(req.NamespacedName)
 		}
@@ -159,6 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	now := r.Clock.Now()
+	r.TrackSuspension(ctx, kindAutoscaler, spa, spa.Spec.Suspend, now)
 	d, err := scaling.Compute(ctx, spa, schedules.Items, book, now)
 	if err != nil {
 		return ctrl.Result{}, err // the context is done: the manager is stopping
@@ -260,7 +262,7 @@ func (r *Reconciler) transition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler,
 func (r *Reconciler) writeStatus(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState, now time.Time) (held bool, err error) {
 	setActiveSchedules(spa.Namespace, spa.Name, len(d.Active))
 	if len(d.Invalid) > 0 {
-		EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler").Add(float64(len(d.Invalid)))
+		EvaluationErrors.WithLabelValues(kindAutoscaler).Add(float64(len(d.Invalid)))
 	}
 	applied := r.transition(spa, d, hs, now)
 	changed := spa.DeepCopy()

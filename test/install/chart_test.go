@@ -170,11 +170,31 @@ type serviceMonitor struct {
 			Interval        string `json:"interval"`
 			ScrapeTimeout   string `json:"scrapeTimeout"`
 			BearerTokenFile string `json:"bearerTokenFile"`
+			HonorLabels     bool   `json:"honorLabels"`
 			TLSConfig       struct {
 				InsecureSkipVerify bool   `json:"insecureSkipVerify"`
 				ServerName         string `json:"serverName"`
 			} `json:"tlsConfig"`
 		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// prometheusRule is the prometheus-operator PrometheusRule the chart renders (no Go types of
+// prometheus-operator here: its shape, strictly).
+type prometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
 	} `json:"spec"`
 }
 
@@ -214,6 +234,15 @@ func decodeStrict(t *testing.T, manifest string) []rendered {
 			out = append(out, rendered{obj: nil, u: u})
 			continue
 		}
+		if u.GetKind() == "PrometheusRule" {
+			// Its rules are checked by promtool in test/monitoring.
+			pr := &prometheusRule{}
+			if err := yaml.UnmarshalStrict(doc, pr); err != nil || pr.APIVersion != "monitoring.coreos.com/v1" || len(pr.Spec.Groups) == 0 {
+				t.Fatalf("PrometheusRule: %v\n%s", err, doc)
+			}
+			out = append(out, rendered{obj: nil, u: u})
+			continue
+		}
 		obj, _, err := codec.Decode(doc, nil, nil)
 		if err != nil {
 			t.Fatalf("%s %s does not decode strictly: %v\n%s", u.GetKind(), u.GetName(), err, doc)
@@ -242,6 +271,8 @@ type renderCase struct {
 	// noCRDs: crds.enabled=false; dropCRDs: crds.keep=false (no resource-policy keep).
 	noCRDs, dropCRDs bool
 	serviceMonitor   bool
+	// monitoring: prometheusRule.enabled and dashboard.enabled.
+	monitoring bool
 	// noAggregatedRoles: rbac.aggregateToDefaultRoles=false; noPermissionCheck:
 	// webhook.permissionCheck=false.
 	noAggregatedRoles, noPermissionCheck bool
@@ -260,7 +291,7 @@ var renderCases = []renderCase{
 	{name: "external", args: []string{
 		"--set", "certificates.mode=external", "--set", "certificates.external.secretName=almanac-tls", "--set-file", "certificates.external.caBundle=test/install/testdata/external-ca.crt",
 	}, mode: certs.ModeExternal, replicas: 2, minAvailable: 1},
-	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3, minAvailable: 2, serviceMonitor: true},
+	{name: "HA", args: []string{"-f", "test/install/testdata/values-ha.yaml"}, mode: certs.ModeSelfManaged, replicas: 3, minAvailable: 2, serviceMonitor: true, monitoring: true},
 	{name: "CRDs not kept", args: []string{"--set", "crds.keep=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, dropCRDs: true},
 	{name: "CRDs left to the user", args: []string{"--set", "crds.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noCRDs: true},
 	{name: "roles for users left to the user", args: []string{"--set", "rbac.aggregateToDefaultRoles=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAggregatedRoles: true},
@@ -294,6 +325,11 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "watchNamespaces={team-a,}"},
 		{"--set", "validatingAdmissionPolicy.enable=false"},
 		{"--set", "validatingAdmissionPolicy.protectedNamespaces={kube_system}"},
+		{"--set", "prometheusRule.enable=true"},
+		{"--set", "prometheusRule.thresholds.webhookErrorRatio=2"},
+		{"--set", "prometheusRule.thresholds.transitionLagSeconds=0"},
+		{"--set", "prometheusRule.selector=almanac"},
+		{"--set", "dashboard.enabled=yes"},
 	} {
 		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
 			t.Errorf("helm template %v succeeded, want a schema error", bad)
@@ -786,7 +822,35 @@ func checkMetrics(t *testing.T, objs []rendered, tc renderCase) {
 		if len(port) != 1 || port[0].(map[string]any)["scheme"] != "https" || port[0].(map[string]any)["bearerTokenFile"] == nil {
 			t.Errorf("the ServiceMonitor does not scrape over HTTPS with a token: %v", port)
 		}
+		// The per-object series keep the object's namespace label (the alerts name it).
+		if len(port) == 1 && port[0].(map[string]any)["honorLabels"] != true {
+			t.Errorf("the ServiceMonitor does not honor the series' labels: %v", port)
+		}
 	}
+	// The alerts and the dashboard (test/monitoring checks their content): rendered only when
+	// enabled, the rules with the labels the Prometheus's ruleSelector matches.
+	var rules, dashboards []*unstructured.Unstructured
+	for _, o := range objs {
+		switch {
+		case o.u.GetKind() == "PrometheusRule":
+			rules = append(rules, o.u)
+		case o.u.GetKind() == "ConfigMap" && o.u.GetLabels()["grafana_dashboard"] == "1":
+			dashboards = append(dashboards, o.u)
+		}
+	}
+	if len(rules) != btoi(tc.monitoring) || len(dashboards) != btoi(tc.monitoring) {
+		t.Errorf("%d PrometheusRules and %d dashboard ConfigMaps, want %d of each", len(rules), len(dashboards), btoi(tc.monitoring))
+	}
+	if tc.monitoring && len(rules) == 1 && rules[0].GetLabels()["release"] != "prometheus" {
+		t.Errorf("the PrometheusRule's labels %v lack prometheusRule.additionalLabels (release: prometheus)", rules[0].GetLabels())
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func checkDeployment(t *testing.T, objs []rendered, tc renderCase) {
@@ -886,7 +950,7 @@ func dryRun(t *testing.T, c client.Client, objs []rendered) {
 	t.Helper()
 	ctx := context.Background()
 	for _, o := range objs {
-		if o.u.GetKind() == "ServiceMonitor" {
+		if o.u.GetKind() == "ServiceMonitor" || o.u.GetKind() == "PrometheusRule" {
 			continue
 		}
 		u := o.u.DeepCopy()

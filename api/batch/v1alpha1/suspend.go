@@ -18,7 +18,19 @@ import (
 //
 // managedFields times are whole seconds and never later than the write, and slots are whole
 // minutes, so a slot is after the resume exactly when it is after ResumedAt.
-func ResumedAt(obj metav1.Object) (time.Time, bool) {
+func ResumedAt(obj metav1.Object) (time.Time, bool) { return suspendWrittenAt(obj) }
+
+// SuspendedAt returns, for an object whose spec.suspend is true (a ScheduledJob, EventJob,
+// ScheduledPodAutoscaler or Schedule read around the cache), a time at or after the write
+// that set it true, by the same rule as ResumedAt: the newest time of a managedFields entry
+// that owns spec.suspend (a later write by the same manager that changed another of its
+// fields moves it later, never earlier). So "suspended for longer than d" measured from it
+// is never claimed early. false when nobody owns spec.suspend.
+func SuspendedAt(obj metav1.Object) (time.Time, bool) { return suspendWrittenAt(obj) }
+
+// suspendWrittenAt is the newest time of a managedFields entry of the object itself (not of
+// a subresource) that owns spec.suspend.
+func suspendWrittenAt(obj metav1.Object) (time.Time, bool) {
 	var newest time.Time
 	for _, e := range obj.GetManagedFields() {
 		if e.Subresource != "" || e.Time == nil || !ownsSuspend(e.FieldsV1) {
