@@ -45,11 +45,14 @@ import (
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/commands/calendar"
 	"github.com/almanac-dev/almanac/commands/check"
+	"github.com/almanac-dev/almanac/commands/kube"
 	"github.com/almanac-dev/almanac/commands/migrate"
+	"github.com/almanac-dev/almanac/commands/next"
 	"github.com/almanac-dev/almanac/commands/override"
 	"github.com/almanac-dev/almanac/commands/preview"
 	"github.com/almanac-dev/almanac/commands/release"
 	"github.com/almanac-dev/almanac/commands/run"
+	"github.com/almanac-dev/almanac/commands/suspend"
 	"github.com/almanac-dev/almanac/commands/validate"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/eventjob"
@@ -87,6 +90,24 @@ func versionText(version, revision, tzRelease string) string {
 }
 
 func main() {
+	root := newRoot(os.Args[0])
+	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
+		var coded exitCoder
+		if errors.As(err, &coded) {
+			if msg := coded.Error(); msg != "" {
+				fmt.Fprintln(os.Stderr, "Error:", msg)
+			}
+			os.Exit(coded.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(2)
+	}
+}
+
+// newRoot returns the command tree. Run as kubectl's plugin (argv0's base name
+// kubectl-almanac, as `kubectl almanac ...` runs it), its usage, help and examples say
+// `kubectl almanac ...`.
+func newRoot(argv0 string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "almanac",
 		Short:         "Time-aware scaling and Jobs for Kubernetes",
@@ -103,19 +124,14 @@ func main() {
 	root.AddCommand(release.NewCommand())
 	root.AddCommand(override.NewCommand())
 	root.AddCommand(run.NewCommand())
+	root.AddCommand(next.NewCommand())
+	root.AddCommand(suspend.NewCommand(true))
+	root.AddCommand(suspend.NewCommand(false))
 	root.AddCommand(calendar.NewCommand())
-
-	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
-		var coded exitCoder
-		if errors.As(err, &coded) {
-			if msg := coded.Error(); msg != "" {
-				fmt.Fprintln(os.Stderr, "Error:", msg)
-			}
-			os.Exit(coded.ExitCode())
-		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(2)
+	if kube.IsPlugin(argv0) {
+		kube.AsPlugin(root)
 	}
+	return root
 }
 
 type managerOptions struct {

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/almanac-dev/almanac/commands/kube"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
@@ -224,5 +225,51 @@ func TestLanesOff(t *testing.T) {
 	_, err := newLanes(clk, []string{"urgent"})
 	if err == nil || !strings.Contains(err.Error(), `"urgent"`) || !strings.Contains(err.Error(), "defer") {
 		t.Errorf("--lanes-off=urgent: %v, want a refusal naming the parts", err)
+	}
+}
+
+// TestPluginName: run as kubectl's plugin (the binary named kubectl-almanac), the usage and
+// examples of every command say `kubectl almanac ...`; run as almanac, they do not.
+func TestPluginName(t *testing.T) {
+	defer func(c string) { kube.Command = c }(kube.Command)
+	help := func(argv0 string, args ...string) string {
+		root := newRoot(argv0)
+		var out strings.Builder
+		root.SetOut(&out)
+		root.SetArgs(append(args, "--help"))
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	plugin := "/home/me/.krew/bin/kubectl-almanac"
+	for args, want := range map[string][]string{
+		"":         {"kubectl almanac [command]", `Use "kubectl almanac [command] --help"`},
+		"next":     {"kubectl almanac next [-n NAMESPACE | -A]", "  kubectl almanac next -n shop"},
+		"suspend":  {"kubectl almanac suspend KIND/NAME...", "  kubectl almanac suspend sj/nightly-report -n reports"},
+		"resume":   {"kubectl almanac resume KIND/NAME..."},
+		"run":      {"kubectl almanac run scheduledjob/NAME", "  kubectl almanac run sj/nightly-report -n reports --wait --timeout 30m"},
+		"override": {"kubectl almanac override scheduledpodautoscaler/NAME", "  kubectl almanac override --list -A"},
+		"preview":  {"kubectl almanac preview (-f FILE|DIR|- | --cluster", "| kubectl almanac preview -f - -o svg", "  kubectl almanac preview --cluster -n shop"},
+	} {
+		var argv []string
+		if args != "" {
+			argv = []string{args}
+		}
+		got := help(plugin, argv...)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("kubectl almanac %s --help lacks %q:\n%s", args, w, got)
+			}
+		}
+		for _, line := range strings.Split(got, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "almanac ") {
+				t.Errorf("kubectl almanac %s --help has a line that runs almanac itself: %q", args, line)
+			}
+		}
+	}
+	kube.Command = "almanac"
+	if got := help("/usr/local/bin/almanac", "next"); strings.Contains(got, "kubectl almanac") || !strings.Contains(got, "  almanac next -n shop") {
+		t.Errorf("almanac next --help:\n%s", got)
 	}
 }

@@ -1,6 +1,8 @@
 // Package kube is what almanac's commands that talk to a cluster share: how they connect
-// (the kubeconfig flags, its namespace), and how they end (an Error with the exit status:
-// refused by the cluster, or a usage error before anything was sent).
+// (the kubeconfig flags, its namespace), how they name almanac's kinds on the command line
+// (KIND/NAME, as kubectl does: resource.go) and read the calendars objects name, how they end
+// (an Error with the exit status: refused by the cluster, or a usage error before anything
+// was sent), and how the binary becomes kubectl's plugin, `kubectl almanac` (plugin.go).
 package kube
 
 import (

@@ -401,7 +401,7 @@ func createOverride(ctx context.Context, c client.Client, ns string, p Plan, dry
 		_, _ = fmt.Fprintf(out, "Warning: %s\n", text)
 	}
 	if !dryRun {
-		_, _ = fmt.Fprintf(out, "It is deleted once it has ended; to end it sooner: almanac override --remove %s -n %s\n", s.Name, ns)
+		_, _ = fmt.Fprintf(out, "It is deleted once it has ended; to end it sooner: %s override --remove %s -n %s\n", kube.Command, s.Name, ns)
 	}
 	return nil
 }
@@ -594,7 +594,7 @@ func remove(ctx context.Context, c client.Client, ns, arg string, dryRun bool, o
 	s := &autoscalingv1alpha1.Schedule{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return refused("Schedule %q not found in namespace %q: it may have ended and been deleted; see the overrides with `almanac override --list -n %s`", name, ns, ns)
+			return refused("Schedule %q not found in namespace %q: it may have ended and been deleted; see the overrides with `%s override --list -n %s`", name, ns, kube.Command, ns)
 		}
 		return explain(err, "get", ns, name)
 	}

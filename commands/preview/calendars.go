@@ -27,6 +27,9 @@ type Calendars struct {
 	// refused are the keys (calendarv1alpha1.ReferenceKey) of the calendars that do not
 	// compile: reported as refused, and missing for the objects that name them.
 	refused map[string]bool
+	// source is where the calendars come from, for the notes: "" for the input files, "the
+	// cluster" for --cluster.
+	source string
 }
 
 // takeCalendars takes the Calendars and ClusterCalendars out of docs and reads them as
@@ -144,6 +147,11 @@ func (ic Calendars) notes(what, namespace, name string, c *calendarv1alpha1.Cale
 				where = ""
 			}
 			head := fmt.Sprintf("%s %s/%s: spec.calendars.%s[%d]: %s%s", what, namespace, name, list, i, ref, where)
+			if ic.source != "" {
+				out = append(out, fmt.Sprintf("%s does not exist in %s: the controller holds this %s (%s) until it does; "+
+					"create it, or correct the name or kind (Calendar or ClusterCalendar)", head, ic.source, what, held))
+				continue
+			}
 			if ic.refused[calendarv1alpha1.ReferenceKey(namespace, ref)] {
 				out = append(out, fmt.Sprintf("%s is in the input but refused (see above): the controller holds this %s (%s) until it exists and is valid; "+
 					"fix the calendar", head, what, held))

@@ -2,7 +2,8 @@
 // the given manifests (with the Schedules from the same manifests) over a time range, and the
 // runs of each ScheduledJob, computed offline by the same code as the reconcilers (the
 // time engine in api/timing and the autoscaler's desired state in api/scaling). It owns no
-// objects and talks to no cluster.
+// objects; with --cluster it reads the live objects instead of files, and previews them by the
+// same code.
 package preview
 
 import (
@@ -23,6 +24,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/commands/kube"
 	"github.com/almanac-dev/almanac/commands/manifest"
 )
 
@@ -42,13 +44,17 @@ type options struct {
 	to        string
 	duration  string
 	output    string
+	// cluster previews the live objects that kube and all name instead of files.
+	cluster bool
+	kube    kube.Flags
+	all     bool
 }
 
 // NewCommand returns `almanac preview`.
 func NewCommand() *cobra.Command {
 	opts := options{}
 	cmd := &cobra.Command{
-		Use:   "preview -f FILE|DIR|- [--from TIME] [--to TIME | --for DURATION] [-o text|json|svg]",
+		Use:   "preview (-f FILE|DIR|- | --cluster [-n NAMESPACE | -A]) [--from TIME] [--to TIME | --for DURATION] [-o text|json|svg]",
 		Short: "Show the bounds that ScheduledPodAutoscalers will have, and when ScheduledJobs will run, over a time range",
 		Long: `Preview reads manifests (as kubectl apply -f would) and shows, for each ScheduledPodAutoscaler,
 the minReplicas and maxReplicas that almanac will give its HorizontalPodAutoscaler over a time
@@ -85,15 +91,26 @@ Schedules merged; an attached autoscaler has a "target" object, and each of its 
 "target" with the values by the target's field names) or svg (a step chart of minReplicas and
 maxReplicas with the windows shaded and labelled, to open in a browser). Refusals and warnings go to standard error.
 
+With --cluster, preview reads the live objects instead of files: the ScheduledPodAutoscalers,
+Schedules and ScheduledJobs of the namespace (-n, default the context's; every namespace with
+-A) and the Calendars and ClusterCalendars that they name, through the kubeconfig
+(--kubeconfig, --context). They are previewed by the same code as -f, as they are stored (the
+cluster admitted them), so the timeline is the one -f draws from the same objects. A calendar
+that the cluster does not have holds the objects that name it, as in the controller. You need
+get and list on almanac's kinds (the built-in view role has them once almanac's chart is
+installed).
+
 Exit status: 0 when every almanac object is admitted and previewed, 1 when an object is
 refused by admission (the others are previewed), 2 for usage errors, unreadable files and
-malformed YAML.`,
+malformed YAML; with --cluster, 0 when previewed, 1 when the cluster refused a read (forbidden), 2
+for usage and kubeconfig errors.`,
 		Example: `  almanac preview -f examples/
   almanac preview -f deploy/ -R --from 2027-03-08T00:00:00Z --for 14d
-  kustomize build overlays/prod | almanac preview -f - -o svg > week.svg`,
+  kustomize build overlays/prod | almanac preview -f - -o svg > week.svg
+  almanac preview --cluster -n shop --for 14d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, time.Now())
+			return runContext(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, time.Now())
 		},
 	}
 	f := cmd.Flags()
@@ -103,6 +120,9 @@ malformed YAML.`,
 	f.StringVar(&opts.to, "to", "", "End of the range (exclusive), RFC 3339. Exclusive with --for.")
 	f.StringVar(&opts.duration, "for", "", `Length of the range: a Go duration ("36h") or a number of days ("14d"; a day is 24 hours). Default 7d.`)
 	f.StringVarP(&opts.output, "output", "o", "text", "Output format: text, json or svg.")
+	f.BoolVar(&opts.cluster, "cluster", false, "Preview the live objects of the cluster (of -n NAMESPACE, or of every namespace with -A) instead of files.")
+	kube.AddFlags(f, &opts.kube, "With --cluster: the namespace to preview (default: the context's namespace).")
+	f.BoolVarP(&opts.all, "all-namespaces", "A", false, "With --cluster: preview every namespace.")
 	return cmd
 }
 
@@ -170,8 +190,19 @@ type Job struct {
 }
 
 func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time) error {
-	if len(opts.files) == 0 {
-		return fmt.Errorf("no input: give manifests with -f FILE, -f DIR or -f - (standard input)")
+	return runContext(context.Background(), stdin, stdout, stderr, opts, now)
+}
+
+// runContext is run, with the context of the requests of --cluster.
+func runContext(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time) error {
+	clusterFlags := opts.kube != (kube.Flags{}) || opts.all
+	switch {
+	case opts.cluster && len(opts.files) > 0:
+		return kube.Usage("--cluster and -f both given: preview the live objects or files, not both")
+	case !opts.cluster && clusterFlags:
+		return kube.Usage("--kubeconfig, --context, -n and -A are for --cluster: add --cluster to preview the live objects, or leave them out to preview files")
+	case !opts.cluster && len(opts.files) == 0:
+		return fmt.Errorf("no input: give manifests with -f FILE, -f DIR or -f - (standard input), or preview the live objects with --cluster")
 	}
 	switch opts.output {
 	case "text", "json", "svg":
@@ -181,6 +212,9 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	rng, err := parseRange(opts, now)
 	if err != nil {
 		return err
+	}
+	if opts.cluster {
+		return runCluster(ctx, stdout, stderr, opts, rng)
 	}
 	docs, err := manifest.Read(opts.files, opts.recursive, stdin)
 	if err != nil {
@@ -204,14 +238,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, opts options, now time.Time)
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "Warning:", w)
 	}
-	switch opts.output {
-	case "json":
-		err = WriteJSON(stdout, report)
-	case "svg":
-		err = WriteSVG(stdout, report)
-	default:
-		err = WriteText(stdout, report)
-	}
+	err = write(stdout, opts.output, report)
 	if err == nil && len(refused) > 0 {
 		err = &manifest.ExitError{Code: ExitRefused}
 	}

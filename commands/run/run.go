@@ -97,7 +97,7 @@ func ScheduledJobArg(arg string) (string, error) {
 		case "scheduledjob", "scheduledjobs", "sj", "scheduledjob.batch.almanac.dev", "scheduledjobs.batch.almanac.dev":
 			name = rest
 		default:
-			return "", fmt.Errorf("%q is not a ScheduledJob: give scheduledjob/NAME, sj/NAME or NAME (almanac run runs ScheduledJobs; an EventJob runs when its upstream Job ends)", arg)
+			return "", fmt.Errorf("%q is not a ScheduledJob: give scheduledjob/NAME, sj/NAME or NAME (%s run runs ScheduledJobs; an EventJob runs when its upstream Job ends)", arg, kube.Command)
 		}
 	}
 	if name == "" || strings.Contains(name, "/") {
@@ -118,7 +118,7 @@ func NewToken(now time.Time) string {
 // Failures are *kube.Error.
 func Run(ctx context.Context, opts Options, args []string, out, errOut io.Writer) error {
 	if len(args) != 1 {
-		return kube.Usage("give one ScheduledJob: almanac run scheduledjob/NAME [-n NAMESPACE] [--wait]")
+		return kube.Usage("give one ScheduledJob: %s run scheduledjob/NAME [-n NAMESPACE] [--wait]", kube.Command)
 	}
 	name, err := ScheduledJobArg(args[0])
 	if err != nil {

@@ -4,30 +4,21 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 )
 
-// Decision is what to do with a run that is due.
-type Decision int
+// Decision is what to do with a run that is due (batchv1alpha1.ConcurrencyDecision).
+type Decision = batchv1alpha1.ConcurrencyDecision
 
 const (
 	// Start the run.
-	Start Decision = iota
+	Start = batchv1alpha1.StartRun
 	// Skip the run: a Job still runs and the policy is Forbid.
-	Skip
+	Skip = batchv1alpha1.SkipRun
 	// ReplaceAndStart deletes the running Jobs, then starts the run.
-	ReplaceAndStart
+	ReplaceAndStart = batchv1alpha1.ReplaceRun
 )
 
 // Decide applies a concurrency policy to a run that is due while `active` Jobs of the same
-// object still run. An empty policy means the default, Allow.
+// object still run (batchv1alpha1.ConcurrencyPolicy.Decide: the rule's one home, which the
+// CLI reads too). An empty policy means the default, Allow.
 func Decide(policy batchv1alpha1.ConcurrencyPolicy, active int) Decision {
-	if active == 0 {
-		return Start
-	}
-	switch policy {
-	case batchv1alpha1.ConcurrencyPolicyForbid:
-		return Skip
-	case batchv1alpha1.ConcurrencyPolicyReplace:
-		return ReplaceAndStart
-	default:
-		return Start
-	}
+	return policy.Decide(active)
 }

@@ -101,6 +101,7 @@ func TestE2E(t *testing.T) {
 		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
 		t.Run("calendars: a freeze skips a slot", func(t *testing.T) { t.Parallel(); testCalendar(t) })
 		t.Run("kstatus: InProgress, Current, Failed", func(t *testing.T) { t.Parallel(); testKstatus(t) })
+		t.Run("kubectl almanac: next, suspend, resume", func(t *testing.T) { t.Parallel(); testKubectlPlugin(t) })
 	})
 	step(t, "leader failover at a boundary", testFailover)
 	step(t, "faults: API server restart, etcd stop, leader kills, refused records", testFaults)
