@@ -107,6 +107,7 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 	st.ObservedGeneration = ej.Generation
 	if p.invalid != nil {
 		setReady(st, ej.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonInvalidTrigger, p.invalid.Error())
+		conditions.SetStalled(&st.Conditions, st.Stalled(), ej.Generation, now)
 		return st
 	}
 	st.TriggerCount += int64(len(res.started) + len(p.recovered))
@@ -126,6 +127,7 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 	st.Watermark = &wm
 	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	readyCondition(ej, st, res, now)
+	conditions.SetStalled(&st.Conditions, st.Stalled(), ej.Generation, now) // kstatus: Failed while True
 	return st
 }
 

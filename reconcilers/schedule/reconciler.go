@@ -110,6 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	next = LeftOut(&st, s, forbid, now, next)
+	conditions.SetStalled(&st.Conditions, st.Stalled(), s.Generation, now) // kstatus: Failed while True
 	if end, ok := OverrideEnd(s); ok {
 		next = base.Sooner(next, end)
 	}

@@ -46,6 +46,7 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 		st.NextScheduleTime = nil
 		st.Active, st.ActiveOverflow = jobs.ActiveStatus(currentJobs(owned, p, out))
 		setReady(st, sj.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonInvalidSchedule, p.invalid.Error())
+		conditions.SetStalled(&st.Conditions, st.Stalled(), sj.Generation, now)
 		return st
 	}
 	st.LastScheduleTime = laterOf(st.LastScheduleTime, p.ran)
@@ -75,6 +76,7 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	}
 	st.Phase = phase(sj, st, current)
 	readyCondition(sj, st, out, now)
+	conditions.SetStalled(&st.Conditions, st.Stalled(), sj.Generation, now) // kstatus: Failed while True
 	return st
 }
 

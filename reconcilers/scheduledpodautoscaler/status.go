@@ -80,6 +80,7 @@ func nextStatus(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desir
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, autoscalingv1alpha1.ConditionForbiddenOverlap)
 	}
+	conditions.SetStalled(&st.Conditions, st.Stalled(), spa.Generation, now) // kstatus: Failed while True
 	return st
 }
 

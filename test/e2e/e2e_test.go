@@ -100,6 +100,7 @@ func TestE2E(t *testing.T) {
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
 		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
 		t.Run("calendars: a freeze skips a slot", func(t *testing.T) { t.Parallel(); testCalendar(t) })
+		t.Run("kstatus: InProgress, Current, Failed", func(t *testing.T) { t.Parallel(); testKstatus(t) })
 		t.Run("kubectl almanac: next, suspend, resume", func(t *testing.T) { t.Parallel(); testKubectlPlugin(t) })
 	})
 	step(t, "leader failover at a boundary", testFailover)

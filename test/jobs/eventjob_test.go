@@ -9,12 +9,14 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -284,9 +286,12 @@ func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
 		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
 	}
-	ready := getEJ(t, ns, ej.Name).Status.Conditions
-	if len(ready) != 1 || ready[0].Reason != batchv1alpha1.ReasonJobConflict {
-		t.Errorf("Ready condition %+v, want JobConflict for the first run", ready)
+	conds := getEJ(t, ns, ej.Name).Status.Conditions
+	if ready := meta.FindStatusCondition(conds, batchv1alpha1.ConditionReady); ready == nil || ready.Reason != batchv1alpha1.ReasonJobConflict {
+		t.Errorf("conditions %+v, want Ready JobConflict for the first run", conds)
+	}
+	if stalled := meta.FindStatusCondition(conds, conditions.TypeStalled); stalled == nil || stalled.Reason != batchv1alpha1.ReasonJobConflict {
+		t.Errorf("conditions %+v, want Stalled JobConflict: a user must remove the foreign Job", conds)
 	}
 }
 

@@ -1,5 +1,12 @@
 package v1alpha1
 
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	"github.com/almanac-dev/almanac/api/conditions"
+)
+
 // Condition types and reasons of this API group. Each reason is a CamelCase word that a
 // user can search for; the condition's message says what to do.
 const (
@@ -64,3 +71,46 @@ const (
 	// owns.
 	ReasonFieldManagerConflict = "FieldManagerConflict"
 )
+
+// The terminal states of this group's kinds: a user must change something (the spec, a
+// Schedule, the target, another field manager, the cluster) before the object does what its
+// spec asks. Every reason that the reconciler sets with Ready False is terminal, as the Argo
+// CD health check has it (docs/gitops.md); ApplyFailed too, although the reconciler retries
+// the write with backoff: kstatus's Stalled is an error met while reconciling, and it goes
+// with the first write that succeeds.
+var (
+	scheduledPodAutoscalerTerminal = []conditions.Terminal{
+		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
+			ReasonFieldManagerConflict, ReasonTargetNotFound, ReasonTargetKindNotServed, ReasonHPAConflict, ReasonApplyFailed}},
+		{Type: ConditionConflict, Status: metav1.ConditionTrue, Reasons: []string{ReasonFieldManagerConflict}},
+		{Type: ConditionSchedulesValid, Status: metav1.ConditionFalse, Reasons: []string{ReasonInvalidSchedule}},
+		{Type: ConditionForbiddenOverlap, Status: metav1.ConditionTrue, Reasons: []string{ReasonSchedulesLeftOut}},
+	}
+	scheduleTerminal = []conditions.Terminal{
+		{Type: ConditionValid, Status: metav1.ConditionFalse, Reasons: []string{ReasonInvalidSchedule}},
+		{Type: calendarv1alpha1.ConditionCalendars, Status: metav1.ConditionFalse, Reasons: []string{
+			calendarv1alpha1.ReasonCalendarNotUsable}},
+		// Left out of its autoscaler's bounds under overlapPolicy Forbid: it has no effect.
+		{Type: ConditionForbiddenOverlap, Status: metav1.ConditionTrue, Reasons: []string{ReasonLeftOut, ReasonNotCompared}},
+	}
+)
+
+// Stalled returns the ScheduledPodAutoscaler's Stalled condition (conditions.TypeStalled),
+// which kstatus reads as Failed, from the rest of its status; nil when nothing stalls it. A
+// suspended autoscaler is not stalled by being suspended: it holds its baseline, as asked.
+func (st *ScheduledPodAutoscalerStatus) Stalled() *metav1.Condition {
+	return conditions.Stalled(st.Conditions, scheduledPodAutoscalerTerminal...)
+}
+
+// Stalled returns the Schedule's Stalled condition (conditions.TypeStalled), which kstatus
+// reads as Failed, from the rest of its status; nil when nothing stalls it. A suspended or
+// completed Schedule is not stalled.
+func (st *ScheduleStatus) Stalled() *metav1.Condition {
+	if c := conditions.Stalled(st.Conditions, scheduleTerminal...); c != nil {
+		return c
+	}
+	if st.Phase == SchedulePhaseInvalid {
+		return conditions.StalledBy(ReasonInvalidSchedule, "The Schedule cannot be evaluated")
+	}
+	return nil
+}

@@ -196,8 +196,12 @@ type ScheduleSpec struct {
 
 // ScheduleStatus is the observed state of a Schedule.
 type ScheduleStatus struct {
-	// observedGeneration is the metadata.generation that this status describes.
+	// observedGeneration is the metadata.generation that this status describes. It reads 0
+	// until the controller has written a status (a default of the schema), so that a new
+	// object is seen as not yet reconciled: by kstatus (Flux, kpt, `kubectl wait`) as
+	// InProgress, by the Argo CD health checks as Progressing (docs/gitops.md).
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// phase is Scheduled while windows are to come, Suspended, Completed once the last
@@ -247,6 +251,7 @@ type Schedule struct {
 
 	// status is written by the controller.
 	// +optional
+	// +kubebuilder:default={}
 	Status ScheduleStatus `json:"status,omitempty"`
 }
 

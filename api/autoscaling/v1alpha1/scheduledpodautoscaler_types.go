@@ -113,8 +113,12 @@ type AppliedTransition struct {
 
 // ScheduledPodAutoscalerStatus is the observed state of a ScheduledPodAutoscaler.
 type ScheduledPodAutoscalerStatus struct {
-	// observedGeneration is the metadata.generation that this status describes.
+	// observedGeneration is the metadata.generation that this status describes. It reads 0
+	// until the controller has written a status (a default of the schema), so that a new
+	// object is seen as not yet reconciled: by kstatus (Flux, kpt, `kubectl wait`) as
+	// InProgress, by the Argo CD health checks as Progressing (docs/gitops.md).
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// minReplicas is the effective minReplicas: the baseline's, or the largest among the
@@ -186,6 +190,7 @@ type ScheduledPodAutoscaler struct {
 
 	// status is the effective state, written by the controller.
 	// +optional
+	// +kubebuilder:default={}
 	Status ScheduledPodAutoscalerStatus `json:"status,omitempty"`
 }
 

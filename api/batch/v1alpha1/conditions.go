@@ -1,5 +1,12 @@
 package v1alpha1
 
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	"github.com/almanac-dev/almanac/api/conditions"
+)
+
 // Condition types and reasons of this API group. Each reason is a CamelCase word that a
 // user can search for; the condition's message says what happened and what to do.
 const (
@@ -40,4 +47,54 @@ const (
 	ReasonRunNowStarted = "Started"
 	// ReasonRunNowRefused: no Job started for the latest run-now token; the message says why.
 	ReasonRunNowRefused = "Refused"
+
+	// ReasonOneShotFailed (condition Stalled): the one-shot's Job failed. Set a new spec.at to
+	// run it again.
+	ReasonOneShotFailed = "OneShotFailed"
+	// ReasonOneShotMissed (condition Stalled): the one-shot could not start before at +
+	// startingDeadlineSeconds. Set a new spec.at to run it.
+	ReasonOneShotMissed = "OneShotMissed"
 )
+
+// The terminal states of this group's kinds: a user must change something (the spec, a Job
+// in the way, a calendar) before the object can do what its spec asks. Every reason that the
+// reconcilers set with Ready False is terminal, and so is a calendar that cannot be used. A
+// refused run-now request (RunNow False) is not: the request was handled, and the schedule
+// goes on.
+var (
+	scheduledJobTerminal = []conditions.Terminal{
+		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
+			ReasonInvalidSchedule, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong}},
+		{Type: calendarv1alpha1.ConditionCalendars, Status: metav1.ConditionFalse, Reasons: []string{
+			calendarv1alpha1.ReasonCalendarNotUsable}},
+	}
+	eventJobTerminal = []conditions.Terminal{
+		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
+			ReasonInvalidTrigger, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong}},
+	}
+)
+
+// Stalled returns the ScheduledJob's Stalled condition (conditions.TypeStalled), which
+// kstatus reads as Failed, from the rest of its status: a terminal condition, or a one-shot
+// that ended Failed or Missed; nil when nothing stalls it. A suspended ScheduledJob is not
+// stalled by being suspended: suspension is a state it has reached.
+func (st *ScheduledJobStatus) Stalled() *metav1.Condition {
+	if c := conditions.Stalled(st.Conditions, scheduledJobTerminal...); c != nil {
+		return c
+	}
+	switch st.Phase {
+	case ScheduledJobPhaseFailed:
+		return conditions.StalledBy(ReasonOneShotFailed,
+			"The one-shot's Job failed: see the Job's conditions and its Pods' logs; set a new spec.at to run it again")
+	case ScheduledJobPhaseMissed:
+		return conditions.StalledBy(ReasonOneShotMissed,
+			"The one-shot was missed: it could not start before at + startingDeadlineSeconds; set a new spec.at to run it")
+	}
+	return nil
+}
+
+// Stalled returns the EventJob's Stalled condition (conditions.TypeStalled), which kstatus
+// reads as Failed, from the rest of its status; nil when nothing stalls it.
+func (st *EventJobStatus) Stalled() *metav1.Condition {
+	return conditions.Stalled(st.Conditions, eventJobTerminal...)
+}

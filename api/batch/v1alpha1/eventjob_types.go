@@ -125,8 +125,12 @@ type TriggerWatermark struct {
 
 // EventJobStatus is the observed state of an EventJob.
 type EventJobStatus struct {
-	// observedGeneration is the metadata.generation that this status describes.
+	// observedGeneration is the metadata.generation that this status describes. It reads 0
+	// until the controller has written a status (a default of the schema), so that a new
+	// object is seen as not yet reconciled: by kstatus (Flux, kpt, `kubectl wait`) as
+	// InProgress, by the Argo CD health checks as Progressing (docs/gitops.md).
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// lastTrigger is the upstream Job that last started a run.
@@ -193,6 +197,7 @@ type EventJob struct {
 
 	// status is written by the controller.
 	// +optional
+	// +kubebuilder:default={}
 	Status EventJobStatus `json:"status,omitempty"`
 }
 

@@ -103,8 +103,12 @@ type ScheduledJobSpec struct {
 
 // ScheduledJobStatus is the observed state of a ScheduledJob.
 type ScheduledJobStatus struct {
-	// observedGeneration is the metadata.generation that this status describes.
+	// observedGeneration is the metadata.generation that this status describes. It reads 0
+	// until the controller has written a status (a default of the schema), so that a new
+	// object is seen as not yet reconciled: by kstatus (Flux, kpt, `kubectl wait`) as
+	// InProgress, by the Argo CD health checks as Progressing (docs/gitops.md).
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// phase: Pending until a Job runs, Running while one does; a one-shot then ends
@@ -237,6 +241,7 @@ type ScheduledJob struct {
 
 	// status is written by the controller.
 	// +optional
+	// +kubebuilder:default={}
 	Status ScheduledJobStatus `json:"status,omitempty"`
 }
 
