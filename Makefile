@@ -137,12 +137,12 @@ envtest-kcm: ## Also build kube-controller-manager (the CronJob controller that 
 ##@ Chart and demo
 
 .PHONY: chart
-chart: ## Regenerate the chart's templates that mirror config/ (after `make manifests`).
+chart: ## Regenerate the chart's templates that mirror config/ and the Artifact Hub annotations of Chart.yaml (after `make manifests`).
 	go run ./hack/chartgen
 
 .PHONY: chart-check
-chart-check: ## Fail when the chart's generated templates differ from config/.
-	go test -count=1 -run '^TestChartMatchesConfig$$' ./hack/chartgen
+chart-check: ## Fail when the chart's generated templates or Chart.yaml's Artifact Hub annotations differ from config/ and examples/.
+	go test -count=1 -run '^(TestChartMatchesConfig|TestArtifactHubAnnotations)$$' ./hack/chartgen
 
 .PHONY: chart-lint
 chart-lint: $(HELM) ## Lint the chart in each certificate mode.
