@@ -64,6 +64,21 @@ build: ## Build the almanac binary into bin/almanac.
 image: ## Build the container image with ko (no Docker) into IMAGE_ARCHIVE, an OCI archive.
 	cd hack/image && go run . $(IMAGE_FLAGS) --oci-archive $(abspath $(IMAGE_ARCHIVE))
 
+# A release (`make release`, docs/release.md): the CLI for CLI_PLATFORMS, the chart, the image
+# and its SBOM, the krew manifest and checksums, in RELEASE_DIR.
+RELEASE_DIR   ?= dist/release
+CLI_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+IMAGE_SBOM_DIR = dist/image-sbom
+
+.PHONY: release
+release: $(HELM) ## Package a release into RELEASE_DIR: CLI archives, krew manifest, chart, image archive and SBOM, checksums.txt.
+	rm -rf $(IMAGE_SBOM_DIR)
+	cd hack/image && go run . $(IMAGE_FLAGS) --oci-archive $(abspath $(IMAGE_ARCHIVE)) --sbom-dir $(abspath $(IMAGE_SBOM_DIR))
+	cd hack/release && go run . --root ../.. --out $(abspath $(RELEASE_DIR)) --version $(VERSION) --revision $(REVISION) \
+		--created $(SOURCE_DATE_EPOCH) --platforms $(CLI_PLATFORMS) --helm $(HELM) \
+		--image-archive $(abspath $(IMAGE_ARCHIVE)) --sbom-dir $(abspath $(IMAGE_SBOM_DIR))
+	cd $(RELEASE_DIR) && sha256sum -c --quiet checksums.txt
+
 .PHONY: image-push
 image-push: ## Build the image and push it to IMAGE_REPOSITORY:VERSION (set IMAGE_REGISTRY).
 	cd hack/image && go run . $(IMAGE_FLAGS) --push
@@ -104,7 +119,11 @@ envtest: ## Build kube-apiserver and etcd for the integration tests (cached; no-
 	hack/envtest.sh >/dev/null
 
 .PHONY: test
-test: check-generate lint unit monitoring-test fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
+test: check-generate lint unit monitoring-test release-test fuzz e2e ## Everything CI checks: generated files, lint, all tests, a short fuzz run, end to end.
+
+.PHONY: release-test
+release-test: $(HELM) ## Test the release packaging (hack/release, its own module) on a fake checkout, with krew and Helm.
+	cd hack/release && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: unit
 unit: envtest $(HELM) ## Run all Go tests (pure and against a real kube-apiserver + etcd).
@@ -143,12 +162,12 @@ envtest-kcm: ## Also build kube-controller-manager (the CronJob controller that 
 ##@ Chart and demo
 
 .PHONY: chart
-chart: ## Regenerate the chart's templates that mirror config/ (after `make manifests`).
+chart: ## Regenerate the chart's templates that mirror config/ and the Artifact Hub annotations of Chart.yaml (after `make manifests`).
 	go run ./hack/chartgen
 
 .PHONY: chart-check
-chart-check: ## Fail when the chart's generated templates differ from config/.
-	go test -count=1 -run '^TestChartMatchesConfig$$' ./hack/chartgen
+chart-check: ## Fail when the chart's generated templates or Chart.yaml's Artifact Hub annotations differ from config/ and examples/.
+	go test -count=1 -run '^(TestChartMatchesConfig|TestArtifactHubAnnotations)$$' ./hack/chartgen
 
 .PHONY: chart-lint
 chart-lint: $(HELM) ## Lint the chart in each certificate mode.

@@ -6,7 +6,9 @@
 // It also enforces what the chart promises: RBAC without wildcards and without cluster-wide
 // Secret access, and webhooks that only intercept almanac's own API groups.
 //
-//	go run ./hack/chartgen [-config config] [-out charts/almanac/templates/generated]
+// It also writes the Artifact Hub annotations of the chart's Chart.yaml (artifacthub.go).
+//
+//	go run ./hack/chartgen [-config config] [-out charts/almanac/templates/generated] [-chart charts/almanac] [-examples examples]
 package main
 
 import (
@@ -35,6 +37,8 @@ import (
 func main() {
 	configDir := flag.String("config", "config", "controller-gen's output folder")
 	out := flag.String("out", filepath.Join("charts", "almanac", "templates", "generated"), "folder for the generated templates (its *.yaml files are replaced)")
+	chartDir := flag.String("chart", filepath.Join("charts", "almanac"), "the chart whose Chart.yaml annotations are rewritten")
+	examplesDir := flag.String("examples", "examples", "the examples, one of each kind goes into Chart.yaml")
 	flag.Parse()
 	files, err := Generate(*configDir)
 	if err != nil {
@@ -42,6 +46,15 @@ func main() {
 		os.Exit(1)
 	}
 	if err := write(*out, files); err != nil {
+		fmt.Fprintln(os.Stderr, "chartgen:", err)
+		os.Exit(1)
+	}
+	chart, err := ChartYAML(*chartDir, *configDir, *examplesDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chartgen:", err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(filepath.Join(*chartDir, "Chart.yaml"), chart, 0o644); err != nil { //nolint:gosec // chart files are world-readable
 		fmt.Fprintln(os.Stderr, "chartgen:", err)
 		os.Exit(1)
 	}

@@ -47,6 +47,17 @@ func TestChartMatchesConfig(t *testing.T) {
 			t.Errorf("charts/almanac/templates/generated/%s drifted from config/ (-config +chart); run `make chart`:\n%s", name, diff)
 		}
 	}
+	wantChart, err := ChartYAML("../../charts/almanac", "../../config", "../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotChart, err := os.ReadFile("../../charts/almanac/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(wantChart), string(gotChart)); diff != "" {
+		t.Errorf("the Artifact Hub annotations of charts/almanac/Chart.yaml drifted from config/, examples/ and values.yaml (-generated +Chart.yaml); run `make chart`:\n%s", diff)
+	}
 }
 
 // copyConfig copies ../../config/crd into a temporary config folder and adds the given
