@@ -2,7 +2,7 @@
 // docs/release.md):
 //
 //   - almanac_<version>_<os>_<arch>.tar.gz: the CLI for each platform (static, -trimpath,
-//     the version and revision stamped), with README.md (and LICENSE when there is one);
+//     the version and revision stamped), with LICENSE and README.md;
 //   - almanac.yaml: the krew plugin manifest (kubectl almanac) pointing at those archives in
 //     the GitHub release v<version>, with their sha256;
 //   - almanac-<chart version>.tgz: the Helm chart (`helm package`);
