@@ -9,6 +9,7 @@ package argocd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -49,7 +50,18 @@ var modes = []mode{
 		openLibs(l, lib{lua.LoadLibName, lua.OpenPackage}, lib{lua.BaseLibName, lua.OpenBase}, lib{lua.TabLibName, lua.OpenTable})
 		l.PreloadModule(lua.OsLibName, safeOs(now))
 	}},
-	{name: "built-in", setUp: func(l *lua.LState, _ func() time.Time) { l.OpenLibs() }},
+	{name: "built-in", setUp: func(l *lua.LState, now func() time.Time) {
+		l.OpenLibs()
+		// The full os library, on the test's clock.
+		osLib := l.GetGlobal(lua.OsLibName).(*lua.LTable)
+		l.Push(l.NewFunction(safeOs(now)))
+		l.Call(0, 1)
+		clock := l.Get(-1).(*lua.LTable)
+		l.Pop(1)
+		for _, f := range []string{"time", "date"} {
+			osLib.RawSetString(f, clock.RawGetString(f))
+		}
+	}},
 }
 
 // bare has only the base and table libraries: no require, no os.
@@ -115,21 +127,42 @@ func strftime(t time.Time, f string) string {
 // returns, converted back to Go.
 func run(t *testing.T, m mode, now func() time.Time, script string, obj map[string]any) any {
 	t.Helper()
+	ret, err := runAction(m, now, script, obj, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", m.name, err)
+	}
+	return ret
+}
+
+// runAction runs script as Argo CD's ExecuteResourceAction does: the globals obj and
+// actionParams (a table of strings, empty without parameters), and the error of a script
+// that fails as Argo CD reports it, without Lua's stack trace (error("...", 0) is the
+// message alone).
+func runAction(m mode, now func() time.Time, script string, obj map[string]any, params map[string]string) (any, error) {
 	l := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer l.Close()
 	m.setUp(l, now)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	l.SetContext(ctx)
+	actionParams := l.CreateTable(0, len(params))
+	for k, v := range params {
+		actionParams.RawSetString(k, lua.LString(v))
+	}
+	l.SetGlobal("actionParams", actionParams)
 	l.SetGlobal("obj", toLua(l, obj))
 	if err := l.DoString(script); err != nil {
-		t.Fatalf("%s: %v", m.name, err)
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
+			return nil, errors.New(apiErr.Object.String())
+		}
+		return nil, err
 	}
 	ret := l.Get(-1)
 	if ret.Type() != lua.LTTable {
-		t.Fatalf("%s: the script returned a %s, not a table", m.name, ret.Type())
+		return nil, fmt.Errorf("the script returned a %s, not a table", ret.Type())
 	}
-	return fromLua(ret)
+	return fromLua(ret), nil
 }
 
 // toLua converts a decoded JSON or YAML value to Lua.
@@ -252,16 +285,33 @@ type actionTests struct {
 		InputPath string         `json:"inputPath"`
 		Result    []actionResult `json:"result"`
 	} `json:"discoveryTests"`
-	ActionTests []struct {
-		Action             string `json:"action"`
-		InputPath          string `json:"inputPath"`
-		ExpectedOutputPath string `json:"expectedOutputPath"`
-	} `json:"actionTests"`
+	ActionTests []actionTest `json:"actionTests"`
+}
+
+// actionTest is one test of actionTests, in Argo CD's format (util/lua/custom_actions_test.go):
+// the action run on the object at inputPath with the actionParams parameters, and either the
+// expected output at expectedOutputPath (the patched object, or for an action that returns
+// a list of operations, the list of {k8sOperation, unstructuredObj}) or the message of the
+// error it raises. now is almanac's addition: the clock of os.time and os.date (RFC 3339;
+// the real clock when empty).
+type actionTest struct {
+	Action               string            `json:"action"`
+	InputPath            string            `json:"inputPath"`
+	ExpectedOutputPath   string            `json:"expectedOutputPath"`
+	ExpectedErrorMessage string            `json:"expectedErrorMessage"`
+	Parameters           map[string]string `json:"parameters"`
+	Now                  string            `json:"now"`
 }
 
 type actionResult struct {
-	Name     string `json:"name"`
-	Disabled bool   `json:"disabled"`
+	Name     string        `json:"name"`
+	Disabled bool          `json:"disabled"`
+	Params   []actionParam `json:"params,omitempty"`
+}
+
+// actionParam is a parameter that discovery declares (Argo CD's ResourceActionParam).
+type actionParam struct {
+	Name string `json:"name"`
 }
 
 var healthCodes = []string{"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
@@ -315,23 +365,138 @@ func TestActions(t *testing.T) {
 		for _, tc := range tests.ActionTests {
 			script := readFile(t, filepath.Join(actions, tc.Action, "action.lua"))
 			in := readObject(t, filepath.Join(actions, tc.InputPath))
-			want := normalize(readObject(t, filepath.Join(actions, tc.ExpectedOutputPath)))
+			clock := testClock(t, tc.Now)
+			var want []operation
+			if tc.ExpectedErrorMessage == "" {
+				want = readOperations(t, filepath.Join(actions, tc.ExpectedOutputPath))
+			}
 			for _, m := range modes {
 				t.Run(filepath.Join(actions, tc.Action, tc.InputPath)+"/"+m.name, func(t *testing.T) {
-					got := run(t, m, time.Now, script, in)
-					if token, ok := annotation(want, batchv1alpha1.AnnotationRunNow); ok && token == tokenValue {
-						checkFreshToken(t, in, got)
-						setAnnotation(got, batchv1alpha1.AnnotationRunNow, tokenValue)
+					out, err := runAction(m, clock, script, in, tc.Parameters)
+					if tc.ExpectedErrorMessage != "" {
+						if err == nil || err.Error() != tc.ExpectedErrorMessage {
+							t.Fatalf("parameters %v: got error %v, want %q", tc.Parameters, err, tc.ExpectedErrorMessage)
+						}
+						return
 					}
-					if !reflect.DeepEqual(got, want) {
-						gotYAML, _ := yaml.Marshal(got)
-						wantYAML, _ := yaml.Marshal(want)
-						t.Errorf("got\n%s\nwant\n%s", gotYAML, wantYAML)
+					if err != nil {
+						t.Fatalf("parameters %v: %v", tc.Parameters, err)
+					}
+					got := operations(t, out)
+					if len(got) != len(want) {
+						t.Fatalf("%d operations, want %d: %v", len(got), len(want), out)
+					}
+					for i, op := range got {
+						if op.Operation == patchOperation && !sameObject(op.Object, in) {
+							t.Errorf("operation %d patches %s, not the object the action ran on", i, objectKey(op.Object))
+						}
+						j := slices.IndexFunc(want, func(w operation) bool { return sameObject(w.Object, op.Object) })
+						if j < 0 {
+							t.Errorf("operation %d: %s %s is none of the expected output's", i, op.Operation, objectKey(op.Object))
+							continue
+						}
+						if op.Operation != want[j].Operation {
+							t.Errorf("operation %d on %s is %q, want %q", i, objectKey(op.Object), op.Operation, want[j].Operation)
+						}
+						if token, ok := annotation(want[j].Object, batchv1alpha1.AnnotationRunNow); ok && token == tokenValue {
+							checkFreshToken(t, in, op.Object)
+							setAnnotation(op.Object, batchv1alpha1.AnnotationRunNow, tokenValue)
+						}
+						if !reflect.DeepEqual(op.Object, want[j].Object) {
+							gotYAML, _ := yaml.Marshal(op.Object)
+							wantYAML, _ := yaml.Marshal(want[j].Object)
+							t.Errorf("got\n%s\nwant\n%s", gotYAML, wantYAML)
+						}
 					}
 				})
 			}
 		}
 	}
+}
+
+// The operations an action may return (Argo CD's util/lua K8SOperation).
+const (
+	createOperation = "create"
+	patchOperation  = "patch"
+)
+
+// An operation is what Argo CD does with one object an action returns.
+type operation struct {
+	Operation string
+	Object    any
+}
+
+// operations reads what an action returned as Argo CD's ExecuteResourceAction does: a list
+// of {operation = "create" or "patch", resource = object}, or one object, which is patched.
+func operations(t *testing.T, out any) []operation {
+	t.Helper()
+	list, ok := out.([]any)
+	if !ok {
+		return []operation{{Operation: patchOperation, Object: out}}
+	}
+	ops := make([]operation, 0, len(list))
+	for i, item := range list {
+		m, _ := item.(map[string]any)
+		op, _ := m["operation"].(string)
+		resource, isMap := m["resource"].(map[string]any)
+		if op != createOperation && op != patchOperation {
+			t.Fatalf("item %d of the returned list: unsupported operation %v (Argo CD takes %q and %q)", i, m["operation"], createOperation, patchOperation)
+		}
+		if !isMap {
+			t.Fatalf("item %d of the returned list has no resource object: %v", i, item)
+		}
+		ops = append(ops, operation{Operation: op, Object: resource})
+	}
+	return ops
+}
+
+// readOperations reads an expected output as Argo CD's getExpectedObjectList does: YAML that
+// starts with "-" is a list of {k8sOperation, unstructuredObj}; anything else is one object,
+// the patched source.
+func readOperations(t *testing.T, path string) []operation {
+	t.Helper()
+	data := []byte(readFile(t, path))
+	if !bytes.HasPrefix(data, []byte("-")) {
+		return []operation{{Operation: patchOperation, Object: normalize(readObject(t, path))}}
+	}
+	var items []struct {
+		K8SOperation    string         `json:"k8sOperation"`
+		UnstructuredObj map[string]any `json:"unstructuredObj"`
+	}
+	readYAML(t, path, &items)
+	ops := make([]operation, 0, len(items))
+	for _, item := range items {
+		ops = append(ops, operation{Operation: item.K8SOperation, Object: normalize(item.UnstructuredObj)})
+	}
+	return ops
+}
+
+// sameObject reports whether a and b are the same object: apiVersion, kind, namespace and
+// name (or generateName) equal.
+func sameObject(a, b any) bool { return objectKey(a) == objectKey(b) }
+
+func objectKey(obj any) string {
+	m, _ := obj.(map[string]any)
+	meta, _ := m["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if name == "" {
+		name, _ = meta["generateName"].(string)
+		name += "*"
+	}
+	return fmt.Sprintf("%v %v %v/%s", m["apiVersion"], m["kind"], meta["namespace"], name)
+}
+
+// testClock is the clock of an action test: now (RFC 3339), or the real clock.
+func testClock(t *testing.T, now string) func() time.Time {
+	t.Helper()
+	if now == "" {
+		return time.Now
+	}
+	at, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		t.Fatalf("now %q: %v", now, err)
+	}
+	return func() time.Time { return at }
 }
 
 // discoveryResult reads what discovery.lua returns as Argo CD does: action name to
@@ -345,6 +510,12 @@ func discoveryResult(t *testing.T, v any) []actionResult {
 			r := actionResult{Name: name}
 			if a, ok := a.(map[string]any); ok {
 				r.Disabled, _ = a["disabled"].(bool)
+				params, _ := a["params"].([]any)
+				for _, p := range params {
+					p, _ := p.(map[string]any)
+					name, _ := p["name"].(string)
+					r.Params = append(r.Params, actionParam{Name: name})
+				}
 			}
 			out = append(out, r)
 		}
@@ -482,13 +653,7 @@ func TestEveryKind(t *testing.T) {
 		readYAML(t, filepath.Join(dir, "actions", "action_test.yaml"), &tests)
 		for _, path := range names {
 			name := filepath.Base(filepath.Dir(path))
-			if !slices.ContainsFunc(tests.ActionTests, func(tc struct {
-				Action             string `json:"action"`
-				InputPath          string `json:"inputPath"`
-				ExpectedOutputPath string `json:"expectedOutputPath"`
-			}) bool {
-				return tc.Action == name
-			}) {
+			if !slices.ContainsFunc(tests.ActionTests, func(tc actionTest) bool { return tc.Action == name }) {
 				t.Errorf("action %s of %s has no test in action_test.yaml", name, dir)
 			}
 			for _, d := range tests.DiscoveryTests {
