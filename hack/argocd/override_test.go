@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,8 @@ func TestOverrideIsAlmanacOverride(t *testing.T) {
 			params: map[string]string{"minReplicas": "7", "duration": "60m"}},
 		overrideCase{name: "until in a leap year, west of UTC", input: "testdata/spa.yaml", now: "2027-12-31T23:59:59Z",
 			params: map[string]string{"minReplicas": "7", "until": "2028-02-29T23:30:00-05:00"}},
+		overrideCase{name: "until without seconds", input: "testdata/spa.yaml", now: "2026-11-27T04:00:30Z",
+			params: map[string]string{"minReplicas": "3", "until": "2027-01-15T18:00+01:00"}},
 		overrideCase{name: "until across the year, lower case", input: "testdata/spa.yaml", now: "2026-12-31T23:59:00Z",
 			params: map[string]string{"maxReplicas": "2", "until": "2027-01-01t00:00:01z"}},
 		// Admission, not the action, refuses minReplicas 0 for an autoscaler that generates a
@@ -82,6 +85,12 @@ func TestOverrideIsAlmanacOverride(t *testing.T) {
 					opts.Min = opts.Max
 				}
 				plan, cliErr = override.NewPlan(opts, []string{meta["name"].(string)}, now)
+			}
+			if luaErr != nil && cliErr == nil && strings.Contains(luaErr.Error(), "has no UTC offset") {
+				// Known difference: the command reads such an until as a wall time in
+				// --time-zone; Argo CD's Lua has no time zone database.
+				t.Logf("only the action refuses, by design: %v", luaErr)
+				return
 			}
 			if luaErr != nil {
 				if cliErr == nil {
