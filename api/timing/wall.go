@@ -204,6 +204,9 @@ func parseDateTime(s string, loc *time.Location, seconds bool) (LocalDateTime, e
 	if l.Month < time.January || l.Month > time.December {
 		return LocalDateTime{}, fmt.Errorf("%q is not a valid date: months go from 01 to 12", s)
 	}
+	if l.Year < MinYear || l.Year > MaxYear {
+		return LocalDateTime{}, fmt.Errorf("%q is outside the years almanac schedules: %d to %d (instants are int64 nanoseconds since 1970, which end in April 2262); write a date in that range", s, MinYear, MaxYear)
+	}
 	if n := daysIn(l.Year, l.Month); l.Day < 1 || l.Day > n {
 		return LocalDateTime{}, fmt.Errorf("%q is not a valid date: %s %d has %d days", s, l.Month, l.Year, n)
 	}
@@ -226,13 +229,27 @@ func parseDateTime(s string, loc *time.Location, seconds bool) (LocalDateTime, e
 
 	at := time.Date(l.Year, l.Month, l.Day, l.Hour, l.Minute, l.Second, 0, time.FixedZone("", offset)).In(loc)
 	converted := LocalDateTime{Year: at.Year(), Month: at.Month(), Day: at.Day(), Hour: at.Hour(), Minute: at.Minute(), Second: at.Second()}
-	if converted.Year < 0 || converted.Year > 9999 || (!seconds && at.Second() != 0) {
-		// Years outside 0000-9999 have no canonical form; seconds appear only for historic
-		// offsets (local mean time) that are not whole minutes.
+	if converted.Year < MinYear || converted.Year > MaxYear {
+		return LocalDateTime{}, fmt.Errorf("%q is %s in %s, outside the years almanac schedules: %d to %d (instants are int64 nanoseconds since 1970, which end in April 2262); write a date in that range",
+			s, converted, loc, MinYear, MaxYear)
+	}
+	if !seconds && at.Second() != 0 {
+		// Seconds appear only for historic offsets (local mean time) that are not whole
+		// minutes.
 		return LocalDateTime{}, fmt.Errorf("%q is not a wall time in %s that can be written as yyyy-MM-ddTHH:mm", s, loc)
 	}
 	return converted, nil
 }
+
+// MinYear and MaxYear bound the dates and times almanac parses (windows, one-shot Jobs,
+// calendar periods): the engine compares instants as int64 nanoseconds since 1970
+// (time.Time.UnixNano), which hold years up to April 2262 and are undefined past that, so a
+// OneShot ending in 2300 would compare as garbage. Nothing almanac schedules needs an earlier
+// or a later year.
+const (
+	MinYear = 1970
+	MaxYear = 2261
+)
 
 func daysIn(year int, m time.Month) int {
 	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()

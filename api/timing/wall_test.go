@@ -223,7 +223,12 @@ func TestParseLocalDateTime(t *testing.T) {
 		{name: "date only", in: "2027-03-14", zone: "UTC", wantErr: `"2027-03-14" is not a date and time: expected yyyy-MM-ddTHH:mm (wall time in the time zone) or RFC 3339 with an offset, e.g. "2027-03-14T09:30" or "2027-03-14T09:30:00+09:00"`},
 		{name: "zone name suffix", in: "2027-03-14T09:30 EST", zone: "UTC", wantErr: `"2027-03-14T09:30 EST" is not a date and time: expected yyyy-MM-ddTHH:mm (wall time in the time zone) or RFC 3339 with an offset, e.g. "2027-03-14T09:30" or "2027-03-14T09:30:00+09:00"`},
 		{name: "bad offset", in: "2027-03-14T09:30:00+24:00", zone: "UTC", wantErr: `"2027-03-14T09:30:00+24:00" has an invalid UTC offset "+24:00": expected ±hh:mm from -23:59 to +23:59`},
-		{name: "year out of range after conversion", in: "9999-12-31T23:00:00Z", zone: "Asia/Tokyo", wantErr: `"9999-12-31T23:00:00Z" is not a wall time in Asia/Tokyo that can be written as yyyy-MM-ddTHH:mm`},
+		{name: "year out of range after conversion", in: "2261-12-31T23:00:00Z", zone: "Asia/Tokyo", wantErr: `"2261-12-31T23:00:00Z" is 2262-01-01T08:00 in Asia/Tokyo, outside the years almanac schedules: 1970 to 2261 (instants are int64 nanoseconds since 1970, which end in April 2262); write a date in that range`},
+		{name: "last year", in: "2261-12-31T23:59", zone: "Pacific/Kiritimati", want: "2261-12-31T23:59"},
+		// A OneShot ending in 2300 would compare as garbage: time.Time.UnixNano is undefined
+		// after April 2262.
+		{name: "after the last year", in: "2300-01-01T00:00", zone: "UTC", wantErr: `"2300-01-01T00:00" is outside the years almanac schedules: 1970 to 2261 (instants are int64 nanoseconds since 1970, which end in April 2262); write a date in that range`},
+		{name: "before 1970", in: "1969-12-31T23:59", zone: "UTC", wantErr: `"1969-12-31T23:59" is outside the years almanac schedules: 1970 to 2261 (instants are int64 nanoseconds since 1970, which end in April 2262); write a date in that range`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,6 +113,9 @@ func TestNewWindowRefused(t *testing.T) {
 			want: "--until and --for both given: the override ends at one time; give --until TIME or --for DURATION, not both"},
 		{name: "neither", zone: "UTC", want: "the end of the override is missing: give --until TIME"},
 		{name: "negative --for", zone: "UTC", forDuration: -time.Hour, want: "--for=-1h0m0s is negative"},
+		// An end past timing.MaxYear would be refused by admission: refused here first.
+		{name: "--for past the last year", zone: "UTC", forDuration: 250 * 365 * 24 * time.Hour, want: "after 2261, the last year almanac schedules"},
+		{name: "--until past the last year", zone: "UTC", until: "2262-01-01T00:00", want: "outside the years almanac schedules"},
 		{name: "--until not a time", zone: "UTC", until: "tomorrow", want: `--until="tomorrow": `},
 		{name: "--until not a date", zone: "UTC", until: "2027-02-29T10:00", want: `--until="2027-02-29T10:00": `},
 	} {

@@ -66,6 +66,10 @@ func NewWindow(now time.Time, until string, forDuration time.Duration, zone timi
 	if !resolvesTo(w.StartTime(), w.Start, zone) || !resolvesTo(w.EndTime(), w.End, zone) {
 		w.ScheduleZone = timing.Zone{Name: timing.DefaultZone, Location: time.UTC}
 	}
+	if y := w.End.In(w.ScheduleZone.Location).Year(); y > timing.MaxYear {
+		return Window{}, fmt.Errorf("the override would end at %s, after %d, the last year almanac schedules: give a shorter --for or an earlier --until",
+			timing.SecondText(w.End, zone), timing.MaxYear)
+	}
 	return w, nil
 }
 

@@ -49,7 +49,8 @@ func TestOverrideIsAlmanacOverride(t *testing.T) {
 		t.Fatal("action_test.yaml has no test of override")
 	}
 	cases = append(cases,
-		// The longest duration both take: the window then ends in 2318.
+		// The longest duration a Go time.Duration holds: both refuse it, as the window would
+		// end in 2318, after timing.MaxYear.
 		overrideCase{name: "longest duration", input: "testdata/spa.yaml", now: "2026-11-27T04:00:30Z",
 			params: map[string]string{"minReplicas": "5", "duration": "2562047h47m16s"}},
 		overrideCase{name: "fractions and units", input: "testdata/spa.yaml", now: "2026-11-27T04:00:00Z",

@@ -387,6 +387,12 @@ local start = now - now % 60
 if finish % 60 ~= 0 then
   finish = finish - finish % 60 + 60
 end
+-- The last minute almanac schedules (timing.MaxYear): 2261-12-31T23:59Z, in the Schedule's UTC.
+local LAST_END = 9214646340
+if finish > LAST_END then
+  fail("the override would end at " .. wall(floor(finish), "seconds") ..
+    ", after 2261, the last year almanac schedules: give a shorter duration or an earlier until")
+end
 
 -- The name, as almanac.ScheduleName: NAME-override-<start in UTC>, or, when that is longer
 -- than a name may be (253), a generateName of NAME cut to leave room for the API server's
