@@ -148,8 +148,12 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 	hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: envtest-kcm ## The side-by-side benchmarks (test/bench) at default sizes and the ablation of the ordering of an instant's writes (3 runs of each configuration), in one run, as one table (docs/performance.md); about 75 minutes.
+bench: envtest-kcm $(HELM) ## The side-by-side benchmarks (test/bench) at default sizes and the ablation of the ordering of an instant's writes (3 runs of each configuration), in one run, as one table (docs/performance.md); about 75 minutes.
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 150m ./test/bench
+
+.PHONY: bench-noisy
+bench-noisy: envtest $(HELM) ## The noisy-neighbour figure alone (BenchmarkNoisyNeighbour, also part of `make bench`): a boundary while other tenants flood a small API server, with and without the chart's API Priority and Fairness objects, 3 runs of each (docs/performance.md); about 7 minutes.
+	go test -count=1 -run '^$$' -bench NoisyNeighbour -benchtime 1x -timeout 30m ./test/bench
 
 .PHONY: bench-components
 bench-components: envtest ## The in-process benchmarks of single components (reconciler lag on a fake clock, webhook handlers).

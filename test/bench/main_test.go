@@ -32,6 +32,10 @@
 //     and off.
 //   - write cost: the API server's CPU per request for an autoscaler's status patch and an
 //     HPA apply, each issued alone, the floor under the boundary figure's CPU ratio.
+//   - noisy neighbour: N autoscalers share a boundary on an API server of its own with 30
+//     seats, the manager running as the chart's ServiceAccount, while other tenants'
+//     ServiceAccounts flood it with lists; quiet, noisy, and both again with the chart's
+//     FlowSchema and PriorityLevelConfiguration installed, three runs of each (noisy_test.go).
 //
 // Sizes come from the environment (ALMANAC_BENCH_*, see sizes); `make bench` runs every
 // figure once at its default size. Profiles of the manager (CPU, during each burst) go to

@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -132,6 +133,10 @@ func startManager(tb testing.TB, name string, extra ...string) *manager {
 	return m
 }
 
+// managerKubeconfig, when set, is the kubeconfig the manager is started with instead of the
+// administrator's (the noisy-neighbour figure runs it as the chart's ServiceAccount).
+var managerKubeconfig string
+
 func launchManager(name string, extra ...string) (*manager, error) {
 	probe, err := freePort()
 	if err != nil {
@@ -155,7 +160,7 @@ func launchManager(name string, extra ...string) (*manager, error) {
 		"--validating-webhook-configuration=" + certs.DefaultWebhookConfigName,
 	}, extra...)
 	p, err := startProcess("the almanac manager", filepath.Join(workDir, name+"-manager.log"),
-		[]string{"KUBECONFIG=" + env.KubeconfigPath, "POD_NAMESPACE=" + systemNamespace, "GOMEMLIMIT=" + goMemoryLimit()},
+		[]string{"KUBECONFIG=" + cmp.Or(managerKubeconfig, env.KubeconfigPath), "POD_NAMESPACE=" + systemNamespace, "GOMEMLIMIT=" + goMemoryLimit()},
 		almanacBinary, args...)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,6 +151,9 @@ func certManagerCRDs() (string, error) {
 var strictScheme = func() *runtime.Scheme {
 	s := scheme.New()
 	if err := cmapi.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := flowcontrolv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
@@ -280,6 +284,8 @@ type renderCase struct {
 	watchNamespaces []string
 	// noAdmissionPolicy: validatingAdmissionPolicy.enabled=false.
 	noAdmissionPolicy bool
+	// noPriorityAndFairness: priorityAndFairness.enabled=false.
+	noPriorityAndFairness bool
 }
 
 var renderCases = []renderCase{
@@ -301,6 +307,7 @@ var renderCases = []renderCase{
 	{name: "namespaced, cert-manager, release namespace watched", args: []string{"--set", "certificates.mode=cert-manager", "--set", "watchNamespaces={render}"},
 		mode: certs.ModeCertManager, replicas: 2, minAvailable: 1, watchNamespaces: []string{"render"}},
 	{name: "admission policy off", args: []string{"--set", "validatingAdmissionPolicy.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noAdmissionPolicy: true},
+	{name: "priority and fairness off", args: []string{"--set", "priorityAndFairness.enabled=false"}, mode: certs.ModeSelfManaged, replicas: 2, minAvailable: 1, noPriorityAndFairness: true},
 }
 
 func TestHelmLint(t *testing.T) {
@@ -330,6 +337,11 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "prometheusRule.thresholds.transitionLagSeconds=0"},
 		{"--set", "prometheusRule.selector=almanac"},
 		{"--set", "dashboard.enabled=yes"},
+		{"--set", "priorityAndFairness.enable=false"},
+		{"--set", "priorityAndFairness.matchingPrecedence=9000"}, // the suggested service-accounts FlowSchema would win
+		{"--set", "priorityAndFairness.matchingPrecedence=1"},    // the mandatory exempt FlowSchema's
+		{"--set", "priorityAndFairness.nominalConcurrencyShares=0"},
+		{"--set", "priorityAndFairness.lendablePercent=101"},
 	} {
 		if _, err := runHelm(t, "", append([]string{"template", release, "charts/almanac"}, bad...)...); err == nil {
 			t.Errorf("helm template %v succeeded, want a schema error", bad)
@@ -385,6 +397,7 @@ func TestHelmTemplate(t *testing.T) {
 			checkMetrics(t, objs, tc)
 			checkAggregatedRoles(t, objs, tc)
 			checkReleaseHook(t, objs, tc.watchNamespaces)
+			checkPriorityAndFairness(t, objs, tc)
 			dryRun(t, c, objs)
 			podSecurity(t, c, objs)
 		})
@@ -784,6 +797,51 @@ func checkCRDs(t *testing.T, objs []rendered, tc renderCase) {
 		if kept := crd.GetAnnotations()["helm.sh/resource-policy"] == "keep"; kept == tc.dropCRDs {
 			t.Errorf("CRD %s: helm.sh/resource-policy keep is %v, want %v", crd.GetName(), kept, !tc.dropCRDs)
 		}
+	}
+}
+
+// checkPriorityAndFairness: a FlowSchema that matches the Deployment's ServiceAccount, and
+// only it, before the suggested FlowSchemas that would otherwise take its requests, into a
+// Limited priority level of its own (never exempt); nothing when turned off.
+func checkPriorityAndFairness(t *testing.T, objs []rendered, tc renderCase) {
+	t.Helper()
+	schemas, levels := find[*flowcontrolv1.FlowSchema](objs), find[*flowcontrolv1.PriorityLevelConfiguration](objs)
+	if tc.noPriorityAndFairness {
+		if len(schemas)+len(levels) != 0 {
+			t.Errorf("priorityAndFairness.enabled=false renders %d FlowSchemas and %d PriorityLevelConfigurations", len(schemas), len(levels))
+		}
+		return
+	}
+	if len(schemas) != 1 || len(levels) != 1 {
+		t.Fatalf("the chart renders %d FlowSchemas and %d PriorityLevelConfigurations, want one of each", len(schemas), len(levels))
+	}
+	fs, pl := schemas[0], levels[0]
+	if fs.Spec.PriorityLevelConfiguration.Name != pl.Name {
+		t.Errorf("FlowSchema %s uses priority level %q, want the chart's %q", fs.Name, fs.Spec.PriorityLevelConfiguration.Name, pl.Name)
+	}
+	if pl.Spec.Type != flowcontrolv1.PriorityLevelEnablementLimited || pl.Spec.Limited == nil {
+		t.Errorf("priority level %s is %s, want Limited (the manager must not be exempt from the API server's limits)", pl.Name, pl.Spec.Type)
+	}
+	if p := fs.Spec.MatchingPrecedence; p <= 900 || p >= 9000 {
+		t.Errorf("FlowSchema %s has matchingPrecedence %d, want it after the control plane's suggested FlowSchemas (≤ 900) and before service-accounts (9000)", fs.Name, p)
+	}
+	deployments := find[*appsv1.Deployment](objs)
+	if len(deployments) != 1 {
+		t.Fatalf("the chart renders %d Deployments, want 1", len(deployments))
+	}
+	sa := deployments[0].Spec.Template.Spec.ServiceAccountName
+	var subjects []string
+	for _, r := range fs.Spec.Rules {
+		for _, s := range r.Subjects {
+			if s.Kind != flowcontrolv1.SubjectKindServiceAccount || s.ServiceAccount == nil {
+				t.Errorf("FlowSchema %s matches %s subjects, want only the manager's ServiceAccount", fs.Name, s.Kind)
+				continue
+			}
+			subjects = append(subjects, s.ServiceAccount.Namespace+"/"+s.ServiceAccount.Name)
+		}
+	}
+	if want := []string{"render/" + sa}; !slices.Equal(subjects, want) {
+		t.Errorf("FlowSchema %s matches %v, want the Deployment's ServiceAccount %v", fs.Name, subjects, want)
 	}
 }
 

@@ -64,6 +64,10 @@ type Options struct {
 	Webhooks bool
 	// KEDA also installs KEDA's ScaledObject CRD, taken from KEDA's own module (KEDAVersion).
 	KEDA bool
+	// APIServerFlags are kube-apiserver flags (without "--") set on top of envtest's, e.g.
+	// "max-requests-inflight": "20" for a server whose API Priority and Fairness queues
+	// sooner.
+	APIServerFlags map[string]string
 }
 
 // KEDAVersion is the KEDA release whose CRDs the tests install, and whose operator the
@@ -116,6 +120,9 @@ func StartWith(opts Options) (*Env, error) {
 			return nil, err
 		}
 		e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, paths...)
+	}
+	for flag, value := range opts.APIServerFlags {
+		e.ControlPlane.GetAPIServer().Configure().Set(flag, value)
 	}
 	if opts.Webhooks {
 		e.WebhookInstallOptions = envtest.WebhookInstallOptions{
