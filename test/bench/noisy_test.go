@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,10 +76,15 @@ type noisyRun struct {
 	// refused them with 429 once their queues were full, after client-go's retries), from
 	// the start of the noise to the boundary's last HPA seen.
 	Lists, Refused int64
+	// Seats is the API server's current concurrency limit of each priority level 1 s before
+	// the boundary (apiserver_flowcontrol_current_limit_seats).
+	Seats map[string]float64
 }
 
 type noisyResult struct {
 	Sizes noisySizes
+	// Level is the chart's priority level.
+	Level string
 	Runs  map[string][]noisyRun
 }
 
@@ -129,6 +135,9 @@ func TestNoisyNeighbourHarnessSmoke(t *testing.T) {
 		if got := runs[0].Lists > 0; got != c.Noise {
 			t.Errorf("%s: the tenants listed %d times, want lists only with noise", c.Name, runs[0].Lists)
 		}
+		if runs[0].Seats["workload-low"] <= 0 || (c.APF && runs[0].Seats[res.Level] <= 0) {
+			t.Errorf("%s: seats of the priority levels %v, want workload-low's and, with the chart's objects, %s's", c.Name, runs[0].Seats, res.Level)
+		}
 	}
 }
 
@@ -167,13 +176,25 @@ func (res noisyResult) report() {
 			r.Met = yes(p99.Median <= 1.5*quiet.Median && p99.moves(noisy) && p99.Median < noisy.Median)
 		}
 		table.add(r)
-		if c.Noise {
-			var lists, refused int64
-			for _, run := range res.Runs[c.Name] {
-				lists, refused = lists+run.Lists, refused+run.Refused
-			}
-			table.note(figure(c), "the tenants completed %d lists and had %d requests refused over the %d runs", lists, refused, len(res.Runs[c.Name]))
+		level := "workload-low"
+		if c.APF {
+			level = res.Level
 		}
+		var lists, refused int64
+		var managerSeats, sharedSeats []string
+		for _, run := range res.Runs[c.Name] {
+			lists, refused = lists+run.Lists, refused+run.Refused
+			managerSeats = append(managerSeats, strconv.FormatFloat(run.Seats[level], 'f', -1, 64))
+			sharedSeats = append(sharedSeats, strconv.FormatFloat(run.Seats["workload-low"], 'f', -1, 64))
+		}
+		text := fmt.Sprintf("the manager's priority level %s had %s seats 1 s before the boundary (each run)", level, strings.Join(managerSeats, ", "))
+		if c.APF {
+			text += fmt.Sprintf(", workload-low %s", strings.Join(sharedSeats, ", "))
+		}
+		if c.Noise {
+			text += fmt.Sprintf("; the tenants (in workload-low) completed %d lists and had %d requests refused over the %d runs", lists, refused, len(res.Runs[c.Name]))
+		}
+		table.note(figure(c), "%s", text)
 	}
 }
 
@@ -206,7 +227,7 @@ func noisyNeighbour(tb testing.TB, sz noisySizes) noisyResult {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var saName, flowSchema string
+	var saName, flowSchema, level string
 	var flowControl []*unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GetKind() {
@@ -216,6 +237,7 @@ func noisyNeighbour(tb testing.TB, sz noisySizes) noisyResult {
 			flowSchema = o.GetName()
 			flowControl = append(flowControl, o)
 		case "PriorityLevelConfiguration":
+			level = o.GetName()
 			flowControl = append(flowControl, o)
 		}
 	}
@@ -244,7 +266,7 @@ func noisyNeighbour(tb testing.TB, sz noisySizes) noisyResult {
 	}
 
 	m := startManager(tb, "noisy")
-	res := noisyResult{Sizes: sz, Runs: map[string][]noisyRun{}}
+	res := noisyResult{Sizes: sz, Level: level, Runs: map[string][]noisyRun{}}
 	for run := range sz.Runs {
 		installed := false
 		for _, c := range noisyConfigs {
@@ -272,7 +294,7 @@ func noisyNeighbour(tb testing.TB, sz noisySizes) noisyResult {
 				noise = tenants
 			}
 			r := noisyBoundary(tb, m, sz, noise)
-			tb.Logf("run %d, %s: %s; tenants' lists %d, refused %d", run+1, c.Name, r.Lat, r.Lists, r.Refused)
+			tb.Logf("run %d, %s: %s; tenants' lists %d, refused %d; seats %v", run+1, c.Name, r.Lat, r.Lists, r.Refused, r.Seats)
 			res.Runs[c.Name] = append(res.Runs[c.Name], r)
 		}
 		if installed {
@@ -373,6 +395,33 @@ func newTenant(tb testing.TB, i, configMaps int) tenant {
 		tb.Fatal(err)
 	}
 	return tenant{ns: ns, cfg: cfg, cs: cs}
+}
+
+// currentSeats reads the API server's current concurrency limit of each priority level
+// (seats), which it re-divides every 10 s by the levels' shares, lendable and borrowed seats,
+// and demand.
+func currentSeats(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	cs, err := kubernetes.NewForConfig(harnessConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		tb.Fatalf("failed to read the API server's metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(raw)) {
+		rest, ok := strings.CutPrefix(line, "apiserver_flowcontrol_current_limit_seats{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimSpace(rest), "} ")
+		if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
+			out[parseLabels(labels)["priority_level"]] = v
+		}
+	}
+	return out
 }
 
 // list lists the tenant's ConfigMaps, reading the response without decoding it: the
@@ -485,6 +534,8 @@ func noisyBoundary(tb testing.TB, m *manager, sz noisySizes, noise []tenant) noi
 	if len(noise) > 0 {
 		stop = flood(noise, sz.Workers)
 	}
+	sleepUntil(ctx, at.Add(-time.Second))
+	seats := currentSeats(tb)
 	lat, err := firstSeen(rec, at, names, 2, time.Until(at)+2*time.Minute)
 	lists, refused, first := stop()
 	if err != nil {
@@ -493,5 +544,5 @@ func noisyBoundary(tb testing.TB, m *manager, sz noisySizes, noise []tenant) noi
 	if first != nil {
 		tb.Logf("the tenants' first failed request: %v", first)
 	}
-	return noisyRun{Lat: summarize(lat), Lists: lists, Refused: refused}
+	return noisyRun{Lat: summarize(lat), Lists: lists, Refused: refused, Seats: seats}
 }

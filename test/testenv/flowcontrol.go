@@ -37,7 +37,7 @@ func RenderChart(release, namespace string, show []string, extra ...string) ([]*
 	for _, s := range show {
 		args = append(args, "--show-only", s)
 	}
-	cmd := exec.Command(helm, append(args, extra...)...)
+	cmd := exec.Command(helm, append(args, extra...)...) //nolint:gosec // the pinned Helm of $HELM, as the Makefile exports it
 	cmd.Dir = RepoRoot()
 	home, err := os.MkdirTemp("", "almanac-helm-")
 	if err != nil {
