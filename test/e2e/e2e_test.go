@@ -91,6 +91,7 @@ func TestE2E(t *testing.T) {
 	step(t, "webhooks through the Service", testWebhooks)
 	step(t, "permission check through the Service", testPermissionCheck)
 	step(t, "admission policy: no manager Jobs in kube-system", testManagerJobsPolicy)
+	step(t, "priority and fairness: the manager's requests in its own level", testPriorityAndFairness)
 	step(t, "scaling and Jobs", func(t *testing.T) {
 		t.Run("scaling", func(t *testing.T) { t.Parallel(); testScaling(t) })
 		t.Run("attached to Helm's HPA and a Deployment", func(t *testing.T) { t.Parallel(); testAttached(t) })
@@ -524,6 +525,31 @@ func testManagerJobsPolicy(t *testing.T) {
 	if r := kubectl(t, "create", "job", "almanac-vap-probe", "-n", "default", "--image="+busybox, as, "--dry-run=server"); r.code != 0 {
 		t.Errorf("a Job in default created (dry run) as the manager's ServiceAccount: %s", r)
 	}
+}
+
+// testPriorityAndFairness: the API server has dispatched requests of the running manager (its
+// Pods' ServiceAccount token: leader election, watches, webhook certificate reads) through
+// the chart's FlowSchema into the chart's priority level, by its own counters.
+func testPriorityAndFairness(t *testing.T) {
+	name := release + "-manager"
+	eventually(t, time.Minute, "requests dispatched through FlowSchema "+name, func() error {
+		metrics := mustKubectl(t, "get", "--raw", "/metrics")
+		for line := range strings.Lines(metrics) {
+			rest, ok := strings.CutPrefix(line, "apiserver_flowcontrol_dispatched_requests_total{")
+			if !ok {
+				continue
+			}
+			labels, value, _ := strings.Cut(strings.TrimSpace(rest), "} ")
+			if !strings.Contains(","+labels+",", fmt.Sprintf(",flow_schema=%q,", name)) || !strings.Contains(","+labels+",", fmt.Sprintf(",priority_level=%q,", name)) {
+				continue
+			}
+			if n, err := strconv.ParseFloat(value, 64); err == nil && n > 0 {
+				t.Logf("the API server dispatched %s requests through FlowSchema %s into priority level %s", value, name, name)
+				return nil
+			}
+		}
+		return fmt.Errorf("the API server's apiserver_flowcontrol_dispatched_requests_total has no requests of FlowSchema %s in priority level %s", name, name)
+	})
 }
 
 // --- scaling -------------------------------------------------------------------------------
@@ -1281,7 +1307,8 @@ spec:
 func leftovers(t *testing.T) []string {
 	t.Helper()
 	var left []string
-	for _, kind := range []string{"clusterroles", "clusterrolebindings", "mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
+	for _, kind := range []string{"clusterroles", "clusterrolebindings", "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+		"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io"} {
 		for _, n := range strings.Fields(mustKubectl(t, "get", kind, "-o", "name")) {
 			if strings.Contains(n, "/almanac") {
 				left = append(left, n)
