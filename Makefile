@@ -152,7 +152,7 @@ bench: envtest-kcm $(HELM) ## The side-by-side benchmarks (test/bench) at defaul
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 150m ./test/bench
 
 .PHONY: bench-noisy
-bench-noisy: envtest $(HELM) ## The noisy-neighbour figure alone (BenchmarkNoisyNeighbour, also part of `make bench`): a boundary while other tenants flood a small API server, with and without the chart's API Priority and Fairness objects, 3 runs of each (docs/performance.md); about 7 minutes.
+bench-noisy: envtest $(HELM) ## The noisy-neighbour figure alone (BenchmarkNoisyNeighbour, also part of `make bench`): a boundary while other tenants flood a small API server, with and without the chart's API Priority and Fairness objects, 3 runs of each (docs/performance.md); about 5 minutes.
 	go test -count=1 -run '^$$' -bench NoisyNeighbour -benchtime 1x -timeout 30m ./test/bench
 
 .PHONY: bench-components
