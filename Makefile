@@ -148,7 +148,7 @@ fuzz: ## Run each fuzz target for FUZZTIME.
 	hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: envtest-kcm $(HELM) ## The side-by-side benchmarks (test/bench) at default sizes and the ablation of the ordering of an instant's writes (3 runs of each configuration), in one run, as one table (docs/performance.md); about 75 minutes.
+bench: envtest-kcm $(HELM) ## The side-by-side benchmarks (test/bench) at default sizes and the ablation of the ordering of an instant's writes (3 runs of each configuration), and the noisy neighbour with and without the chart's API Priority and Fairness objects, in one run, as one table (docs/performance.md); about 80 minutes.
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 150m ./test/bench
 
 .PHONY: bench-noisy
