@@ -102,7 +102,7 @@ func autoscalerEntry(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodA
 				why = append(why, "the Schedules in force change (overlapPolicy Forbid)")
 			}
 			e.Reasons = append(why, e.Reasons...)
-			e.Reasons = append(e.Reasons, skippedWindows(named, now, t)...)
+			e.Reasons = append(e.Reasons, skippedWindows(ctx, named, now, t)...)
 			e.Reasons = append(e.Reasons, held...)
 			return e
 		}
@@ -125,7 +125,7 @@ func autoscalerEntry(ctx context.Context, spa *autoscalingv1alpha1.ScheduledPodA
 	default:
 		e.Reasons = append([]string{"no windows ahead: the windows of its Schedules have ended" + active}, e.Reasons...)
 	}
-	e.Reasons = append(e.Reasons, skippedWindows(named, now, now.Add(31*24*time.Hour))...)
+	e.Reasons = append(e.Reasons, skippedWindows(ctx, named, now, now.Add(31*24*time.Hour))...)
 	return e
 }
 
@@ -177,13 +177,13 @@ func windowText(named []timing.Named, name string, t time.Time) string {
 
 // skippedWindows says which windows of the Schedules calendars close in [from, to), at most
 // skippedShown of each. A Schedule held by a missing calendar is left out: it is said to be held.
-func skippedWindows(named []timing.Named, from, to time.Time) []string {
+func skippedWindows(ctx context.Context, named []timing.Named, from, to time.Time) []string {
 	var out []string
 	for _, n := range named {
 		if n.Suspended || !n.Window.Masked() || len(n.Window.Canonical().Calendars.Missing()) > 0 {
 			continue
 		}
-		skipped, err := n.Window.Skipped(timing.NewBudget(context.Background(), 10_000), from, to)
+		skipped, err := n.Window.Skipped(timing.NewBudget(ctx, 10_000), from, to)
 		if err != nil {
 			continue
 		}
@@ -218,7 +218,7 @@ func compileJob(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (s 
 
 // scheduledJobEntry finds sj's next run after now with the time engine (the slot that its
 // calendars do not skip, timing.JobSchedule.NextRun, as the reconciler does), and says why.
-func scheduledJobEntry(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book, now time.Time) Entry {
+func scheduledJobEntry(ctx context.Context, sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book, now time.Time) Entry {
 	e := Entry{Kind: kube.ScheduledJobs.Kind, Namespace: sj.Namespace, Name: sj.Name, What: "-"}
 	s, err := compileJob(sj, book)
 	if err != nil {
@@ -250,7 +250,7 @@ func scheduledJobEntry(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Bo
 	if end.IsZero() {
 		end = now.Add(366 * 24 * time.Hour)
 	}
-	skipped, _ := s.SkippedRuns(timing.NewBudget(context.Background(), 100_000), now.Add(time.Nanosecond), end)
+	skipped, _ := s.SkippedRuns(timing.NewBudget(ctx, 100_000), now.Add(time.Nanosecond), end)
 	var skips []string
 	for i, sk := range skipped {
 		if i == skippedShown {

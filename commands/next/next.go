@@ -182,7 +182,7 @@ func Entries(ctx context.Context, objs Objects, now time.Time) []Entry {
 	jobs := map[string]Entry{}
 	for i := range objs.ScheduledJobs {
 		sj := &objs.ScheduledJobs[i]
-		e := scheduledJobEntry(sj, objs.Books[sj.Namespace], now)
+		e := scheduledJobEntry(ctx, sj, objs.Books[sj.Namespace], now)
 		jobs[sj.Namespace+"/"+sj.Name] = e
 		out = append(out, e)
 	}
