@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -242,7 +243,7 @@ func TestPluginName(t *testing.T) {
 		}
 		return out.String()
 	}
-	plugin := "/home/me/.krew/bin/kubectl-almanac"
+	plugin := filepath.Join(t.TempDir(), ".krew", "bin", "kubectl-almanac") // krew links it so
 	for args, want := range map[string][]string{
 		"":         {"kubectl almanac [command]", `Use "kubectl almanac [command] --help"`},
 		"next":     {"kubectl almanac next [-n NAMESPACE | -A]", "  kubectl almanac next -n shop"},
