@@ -394,30 +394,25 @@ func (c Cron) checkFires() error {
 
 var errNeverFires = errors.New("never fires")
 
-// weekdaysText writes a set of weekdays for messages: "Monday to Friday", "Monday, Wednesday
-// and Friday", "every day".
+// weekdaysText writes a set of weekdays for messages: "Monday to Friday", "Sunday to
+// Thursday", "Monday, Wednesday and Friday", "every day".
 func weekdaysText(set uint8) string {
+	set &= 1<<7 - 1
 	if set == 1<<7-1 {
 		return "every day"
 	}
+	// Three days or more in a row, in the week's cycle, read as a range.
+	if n := bits.OnesCount8(set); n >= 3 {
+		for d := time.Sunday; d <= time.Saturday; d++ {
+			if set&(1<<d) == 0 || set&(1<<((d+6)%7)) != 0 {
+				continue // not where a run starts
+			}
+			if run := (set>>d | set<<(7-d)) & (1<<7 - 1); run == 1<<n-1 {
+				return d.String() + " to " + ((d + time.Weekday(n) - 1) % 7).String()
+			}
+		}
+	}
 	names := weekdayNames(set)
-	// A run of days in week order (Monday first) reads as a range.
-	first, last := -1, -1
-	run := true
-	for i, d := range weekOrder {
-		if set&(1<<d) == 0 {
-			continue
-		}
-		if first < 0 {
-			first = i
-		} else if i != last+1 {
-			run = false
-		}
-		last = i
-	}
-	if run && last-first >= 2 {
-		return weekOrder[first].String() + " to " + weekOrder[last].String()
-	}
 	if len(names) == 1 {
 		return names[0]
 	}
