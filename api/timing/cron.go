@@ -415,7 +415,7 @@ func (c Cron) NextWithin(budget *Budget, loc *time.Location, after time.Time) (t
 	case err != nil:
 		return time.Time{}, err
 	case !ok:
-		return time.Time{}, c.noSlot(from, true)
+		return time.Time{}, c.noSlot(loc, from, true)
 	}
 	return resolve(loc, slot).at, nil
 }
@@ -431,7 +431,7 @@ func (c Cron) PrevWithin(budget *Budget, loc *time.Location, atOrBefore time.Tim
 	case err != nil:
 		return time.Time{}, err
 	case !ok:
-		return time.Time{}, c.noSlot(from, false)
+		return time.Time{}, c.noSlot(loc, from, false)
 	}
 	return resolve(loc, slot).at, nil
 }

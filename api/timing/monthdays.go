@@ -424,8 +424,9 @@ func weekdaysText(set uint8) string {
 // finds none only when its calendars close every day that its business-day forms could pick.
 var ErrNoSlot = errors.New("no slot")
 
-// noSlot says why c has no slot within the horizon from the wall w, in which direction.
-func (c Cron) noSlot(w time.Time, after bool) error {
+// noSlot says why c has no slot within the horizon from the wall w in loc, in which
+// direction.
+func (c Cron) noSlot(loc *time.Location, w time.Time, after bool) error {
 	dir := "after"
 	if !after {
 		dir = "before"
@@ -436,7 +437,7 @@ func (c Cron) noSlot(w time.Time, after bool) error {
 			"check the calendars (spec.calendars) and the business days (spec.businessDays)",
 			weekdaysText(c.biz.weekdays), c.firstHour, c.firstMinute, c.biz.mask.names())
 	}
-	return fmt.Errorf("%w: %q has none within eight years %s %s%s", ErrNoSlot, c.spec, dir, w.Format(localLayout), why)
+	return fmt.Errorf("%w: %q has none within eight years %s %s %s%s", ErrNoSlot, c.spec, dir, w.Format(localLayout), orUTC(loc), why)
 }
 
 // names names m's calendars for a message: "Calendar holidays and outside ClusterCalendar
@@ -486,4 +487,29 @@ func checkBusinessDaysUsed(days []string, c Cron) error {
 	return fmt.Errorf("%q is set, but schedule %q has no business-day form, so it would change nothing: remove it, "+
 		"or use a form that counts business days in the day-of-month field: LW (the last business day), W#2 (the second), 15W (the one nearest the 15th)",
 		strings.Join(days, ", "), c.spec)
+}
+
+// CountsBusinessDays reports whether the schedule has a business-day form (LW, nW, W#n),
+// whose days its business days and calendars decide.
+func (c Cron) CountsBusinessDays() bool { return c.forms.business() }
+
+// HasDayForms reports whether the schedule has a day form beyond standard cron (L, L-n, LW,
+// nW, W#n, D#n, DL), which robfig/cron and the systems built on it refuse.
+func (c Cron) HasDayForms() bool { return c.forms.dom() || c.forms.dow() }
+
+// EitherDayNote says, for a schedule with day forms whose two day fields are both restricted,
+// that a day matching either fires (the rule of cron, which Quartz does not have: there one of
+// the two fields must be "?"), and how to write the other meaning; "" otherwise.
+func (c Cron) EitherDayNote() string {
+	if !c.domOrDow || !c.HasDayForms() {
+		return ""
+	}
+	fields := strings.Fields(c.spec)
+	dom, dow := fields[2], fields[4]
+	if c.forms.business() {
+		return fmt.Sprintf("%q restricts both day fields, so it fires on each day that matches either, as cron does: %s or %s. "+
+			"If %s should only count business days, write * in the day-of-week field and list the business weekdays in businessDays", c.spec, dom, dow, dom)
+	}
+	return fmt.Sprintf("%q restricts both day fields, so it fires on each day that matches either, as cron does: %s or %s; "+
+		"to fire only on days that match both, restrict one field and leave the other *", c.spec, dom, dow)
 }

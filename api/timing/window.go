@@ -385,6 +385,10 @@ func parseWindowDuration(s string) (time.Duration, error) {
 // an equal window. Mutating webhooks store it.
 func (w *Window) Canonical() Spec { return w.canonical }
 
+// Cron returns a Cron window's schedule, with its business days and calendars; false for the
+// other types.
+func (w *Window) Cron() (Cron, bool) { return w.cron, w.Type() == TypeCron }
+
 // Type returns the window's type.
 func (w *Window) Type() Type { return w.canonical.Type }
 
