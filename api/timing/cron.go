@@ -406,7 +406,8 @@ func (c Cron) Prev(loc *time.Location, atOrBefore time.Time) time.Time {
 // NextWithin is Next that never answers with the zero time: it returns the first firing
 // instant strictly after `after`, or an error that says why there is none within eight years
 // (wrapping ErrNoSlot: a business-day form whose calendars close every business day), or the
-// budget's error. Each day the walk looks at is a step of budget.
+// budget's error. Each day the walk looks at is a step of budget (nil: no budget; the walk is
+// bounded by the eight years all the same).
 func (c Cron) NextWithin(budget *Budget, loc *time.Location, after time.Time) (time.Time, error) {
 	loc = orUTC(loc)
 	from := latestWall(loc, after).Truncate(time.Minute).Add(time.Minute)

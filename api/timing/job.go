@@ -218,16 +218,17 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 // slot strictly after `after` (a slot that the calendars skip included, as Next), or an error
 // that says why there is none: the one-shot's instant has passed, or, wrapping ErrNoSlot, no
 // slot within eight years (the calendars close every business day that a business-day form
-// could pick); or the budget's error. Each day the walk looks at is a step of budget.
+// could pick); or the budget's error. Each day the walk looks at is a step of budget (nil: no
+// budget; the walk is bounded by the eight years all the same).
 //
 // Catch-up and backfill walk slots with it, so that an impossible rule stops them with a
 // reason instead of an empty answer.
 func (s *JobSchedule) NextSlot(budget *Budget, after time.Time) (time.Time, error) {
 	if s.OneShot() {
 		if s.Due.After(after) {
-			return s.Due, budget.Spend(1)
+			return s.Due, nil
 		}
-		return time.Time{}, fmt.Errorf("%w: the one run, at %s, is not after %s", ErrNoSlot, InstantText(s.Due, s.Zone), InstantText(after, s.Zone))
+		return time.Time{}, &noSlotError{fmt.Sprintf("the one run, at %s, is not after %s", InstantText(s.Due, s.Zone), InstantText(after, s.Zone))}
 	}
 	slot, err := s.Cron.NextWithin(budget, s.Zone.Location, after.Add(-s.Offset))
 	if err != nil {
@@ -238,13 +239,13 @@ func (s *JobSchedule) NextSlot(budget *Budget, after time.Time) (time.Time, erro
 
 // PrevSlot is Prev that never answers with the zero time: the nominal instant of the latest
 // slot at or before atOrBefore, or an error that says why there is none (wrapping ErrNoSlot),
-// or the budget's error. Each day the walk looks at is a step of budget.
+// or the budget's error. Each day the walk looks at is a step of budget (nil: no budget).
 func (s *JobSchedule) PrevSlot(budget *Budget, atOrBefore time.Time) (time.Time, error) {
 	if s.OneShot() {
 		if !s.Due.After(atOrBefore) {
-			return s.Due, budget.Spend(1)
+			return s.Due, nil
 		}
-		return time.Time{}, fmt.Errorf("%w: the one run, at %s, is after %s", ErrNoSlot, InstantText(s.Due, s.Zone), InstantText(atOrBefore, s.Zone))
+		return time.Time{}, &noSlotError{fmt.Sprintf("the one run, at %s, is after %s", InstantText(s.Due, s.Zone), InstantText(atOrBefore, s.Zone))}
 	}
 	slot, err := s.Cron.PrevWithin(budget, s.Zone.Location, atOrBefore.Add(-s.Offset))
 	if err != nil {

@@ -437,8 +437,14 @@ func (c Cron) noSlot(loc *time.Location, w time.Time, after bool) error {
 			"check the calendars (spec.calendars) and the business days (spec.businessDays)",
 			weekdaysText(c.biz.weekdays), c.firstHour, c.firstMinute, c.biz.mask.names())
 	}
-	return fmt.Errorf("%w: %q has none within eight years %s %s %s%s", ErrNoSlot, c.spec, dir, w.Format(localLayout), orUTC(loc), why)
+	return &noSlotError{fmt.Sprintf("%q has no slot within eight years %s %s %s%s", c.spec, dir, w.Format(localLayout), orUTC(loc), why)}
 }
+
+// noSlotError is an error that wraps ErrNoSlot with a message of its own.
+type noSlotError struct{ msg string }
+
+func (e *noSlotError) Error() string { return e.msg }
+func (e *noSlotError) Unwrap() error { return ErrNoSlot }
 
 // names names m's calendars for a message: "Calendar holidays and outside ClusterCalendar
 // trading".
@@ -512,4 +518,19 @@ func (c Cron) EitherDayNote() string {
 	}
 	return fmt.Sprintf("%q restricts both day fields, so it fires on each day that matches either, as cron does: %s or %s; "+
 		"to fire only on days that match both, restrict one field and leave the other *", c.spec, dom, dow)
+}
+
+// BusinessDaysText says which weekdays the business-day forms of a Cron window's schedule
+// count ("Monday to Friday"), for descriptions; "" for a spec whose schedule has no such form
+// (or does not parse).
+func (s Spec) BusinessDaysText() string {
+	weekdays, errs := parseBusinessDays(s.BusinessDays)
+	if s.Type != TypeCron || len(errs) > 0 {
+		return ""
+	}
+	c, err := parseCron(s.Schedule, weekdays)
+	if err != nil || !c.forms.business() {
+		return ""
+	}
+	return weekdaysText(weekdays)
 }
