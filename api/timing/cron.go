@@ -181,14 +181,17 @@ func parseCron(spec string, weekdays uint8) (Cron, error) {
 // (a descriptor alone, or five fields of which a day field is empty when it holds only forms)
 // and the forms.
 func cronOf(canonical string, plain []string, forms dayForms) (Cron, error) {
-	domOnlyForms := len(plain) == 5 && plain[2] == ""
-	dowOnlyForms := len(plain) == 5 && plain[4] == ""
+	// A day field of forms alone gives robfig/cron a stand-in, whose value is dropped.
+	var domOnlyForms, dowOnlyForms bool
 	probe := slices.Clone(plain)
-	if domOnlyForms {
-		probe[2] = "1"
-	}
-	if dowOnlyForms {
-		probe[4] = "0"
+	for i, f := range probe {
+		switch {
+		case f != "" || len(probe) != 5:
+		case i == 2:
+			domOnlyForms, probe[i] = true, "1"
+		case i == 4:
+			dowOnlyForms, probe[i] = true, "0"
+		}
 	}
 	schedule, err := parseStandard(strings.Join(probe, " "))
 	if err != nil {

@@ -81,10 +81,11 @@ func parseForm(item string, dom bool, f *dayForms) (bool, error) {
 	if !strings.ContainsAny(u, "LW#") {
 		return false, nil
 	}
-	number := func(s string, lo, hi int, what string) (int, error) {
+	// number reads the n of a form, from 1 to hi.
+	number := func(s string, hi int, what string) (int, error) {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < lo || n > hi || s != strconv.Itoa(n) {
-			return 0, fmt.Errorf("%q: %s is a number from %d to %d", item, what, lo, hi)
+		if err != nil || n < 1 || n > hi || strings.Trim(s, "0123456789") != "" {
+			return 0, fmt.Errorf("%q: %s is a number from 1 to %d", item, what, hi)
 		}
 		return n, nil
 	}
@@ -95,19 +96,19 @@ func parseForm(item string, dom bool, f *dayForms) (bool, error) {
 		case u == "LW":
 			f.lastBiz = true
 		case strings.HasPrefix(u, "L-"):
-			n, err := number(u[2:], 1, 30, "the n of L-n (n days before the month's last day)")
+			n, err := number(u[2:], 30, "the n of L-n (n days before the month's last day)")
 			if err != nil {
 				return false, err
 			}
 			f.lastMinus |= 1 << n
 		case strings.HasPrefix(u, "W#"):
-			n, err := number(u[2:], 1, 31, "the n of W#n (the nth business day of the month)")
+			n, err := number(u[2:], 31, "the n of W#n (the nth business day of the month)")
 			if err != nil {
 				return false, err
 			}
 			f.nthBiz |= 1 << n
 		case strings.HasSuffix(u, "W") && !strings.ContainsAny(u[:len(u)-1], "LW#-/*,"):
-			n, err := number(u[:len(u)-1], 1, 31, "the n of nW (the business day nearest day n)")
+			n, err := number(u[:len(u)-1], 31, "the n of nW (the business day nearest day n)")
 			if err != nil {
 				return false, err
 			}
@@ -128,7 +129,7 @@ func parseForm(item string, dom bool, f *dayForms) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("%q: %w (D#n is the nth weekday D of the month, e.g. MON#1)", item, err)
 		}
-		n, err := number(nth, 1, 5, "the n of D#n (the nth such weekday of the month)")
+		n, err := number(nth, 5, "the n of D#n (the nth such weekday of the month)")
 		if err != nil {
 			return false, err
 		}
@@ -150,7 +151,7 @@ func parseForm(item string, dom bool, f *dayForms) (bool, error) {
 // cronWeekday reads a weekday as the day-of-week field writes it: 0 (Sunday) to 6, or SUN to
 // SAT.
 func cronWeekday(s string) (time.Weekday, error) {
-	if n, err := strconv.Atoi(s); err == nil && s == strconv.Itoa(n) {
+	if n, err := strconv.Atoi(s); err == nil && strings.Trim(s, "0123456789") == "" {
 		if n < 0 || n > 6 {
 			return 0, fmt.Errorf("the weekday is 0 (Sunday) to 6, or SUN to SAT, not %s", s)
 		}
