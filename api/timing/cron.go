@@ -282,8 +282,17 @@ func (c Cron) dayMatches(d time.Time) bool {
 	if c.month&(1<<uint(d.Month())) == 0 {
 		return false
 	}
-	domMatch := c.dom&(1<<uint(d.Day())) != 0 || c.forms.dom() && c.domForm(d)
-	dowMatch := c.dow&(1<<uint(d.Weekday())) != 0 || c.forms.dow() && c.dowForm(d)
+	if c.forms.dom() || c.forms.dow() {
+		y, m, day := d.Date()
+		ms := shapeOf(y, m)
+		var biz uint32
+		if c.forms.business() {
+			biz = c.businessDays(y, m, ms)
+		}
+		return c.formsMatch(ms, day, biz)
+	}
+	domMatch := c.dom&(1<<uint(d.Day())) != 0
+	dowMatch := c.dow&(1<<uint(d.Weekday())) != 0
 	if c.domOrDow {
 		return domMatch || dowMatch
 	}

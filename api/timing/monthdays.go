@@ -235,17 +235,34 @@ func (m Mask) closes(t time.Time) bool {
 	return !open
 }
 
-// businessDays returns the business days of the month y-m (bit d for day d).
-func (c Cron) businessDays(y int, m time.Month) uint32 {
-	weekdays := c.biz.weekdaySet()
-	n := daysIn(y, m)
-	first := civil(y, m, 1, 0, 0).Weekday()
+// monthShape is what the day forms read of a month: its length and the weekday of its 1st.
+type monthShape struct {
+	month time.Month
+	days  int
+	first time.Weekday
+}
+
+func shapeOf(y int, m time.Month) monthShape {
+	return monthShape{month: m, days: daysIn(y, m), first: civil(y, m, 1, 0, 0).Weekday()}
+}
+
+// weekday returns the weekday of day d of the month.
+func (ms monthShape) weekday(d int) time.Weekday { return (ms.first + time.Weekday((d-1)%7)) % 7 }
+
+// weekdayDays returns the days of the month whose weekday is in the set (bit d for day d).
+func (ms monthShape) weekdayDays(weekdays uint8) uint32 {
 	var set uint32
-	for d := 1; d <= n; d++ {
-		if weekdays&(1<<((int(first)+d-1)%7)) != 0 {
+	for d := 1; d <= ms.days; d++ {
+		if weekdays&(1<<ms.weekday(d)) != 0 {
 			set |= 1 << d
 		}
 	}
+	return set
+}
+
+// businessDays returns the business days of the month y-m, of shape ms (bit d for day d).
+func (c Cron) businessDays(y int, m time.Month, ms monthShape) uint32 {
+	set := ms.weekdayDays(c.biz.weekdaySet())
 	if c.biz == nil || c.biz.mask.Empty() {
 		return set
 	}
@@ -257,7 +274,7 @@ func (c Cron) businessDays(y int, m time.Month) uint32 {
 	if ok {
 		return cached
 	}
-	for d := 1; d <= n; d++ {
+	for d := 1; d <= ms.days; d++ {
 		if set&(1<<d) == 0 {
 			continue
 		}
@@ -275,32 +292,44 @@ func (c Cron) businessDays(y int, m time.Month) uint32 {
 	return set
 }
 
-// domForm reports whether a day-of-month form matches the date of wall d.
-func (c Cron) domForm(d time.Time) bool {
+// formsMatch reports whether the schedule fires on day d of a month of shape ms, whose
+// business days are biz (read only when the schedule has business-day forms): the month,
+// both day fields and their forms, combined by the cron rule.
+func (c Cron) formsMatch(ms monthShape, d int, biz uint32) bool {
+	if c.month&(1<<uint(ms.month)) == 0 {
+		return false
+	}
+	wd := ms.weekday(d)
+	domMatch := c.dom&(1<<uint(d)) != 0 || c.forms.dom() && c.domForm(ms, d, biz)
+	dowMatch := c.dow&(1<<uint(wd)) != 0 || c.forms.dow() && c.dowForm(ms, d, wd)
+	if c.domOrDow {
+		return domMatch || dowMatch
+	}
+	return domMatch && dowMatch
+}
+
+// domForm reports whether a day-of-month form matches day day of a month of shape ms with
+// the business days biz.
+func (c Cron) domForm(ms monthShape, day int, biz uint32) bool {
 	f := &c.forms
-	y, m, day := d.Date()
-	n := daysIn(y, m)
+	n := ms.days
 	if f.last && day == n {
 		return true
 	}
 	if k := n - day; k >= 1 && k <= 30 && f.lastMinus&(1<<k) != 0 {
 		return true
 	}
-	if !f.business() {
+	if !f.business() || biz == 0 {
 		return false
 	}
-	set := c.businessDays(y, m)
-	if set == 0 {
-		return false
-	}
-	if f.lastBiz && day == bits.Len32(set)-1 {
+	if f.lastBiz && day == bits.Len32(biz)-1 {
 		return true
 	}
-	if f.nthBiz != 0 && set&(1<<day) != 0 && f.nthBiz&(1<<(bits.OnesCount32(set&(1<<day-1))+1)) != 0 {
+	if f.nthBiz != 0 && biz&(1<<day) != 0 && f.nthBiz&(1<<(bits.OnesCount32(biz&(1<<day-1))+1)) != 0 {
 		return true
 	}
 	for targets := f.nearest; targets != 0; targets &= targets - 1 {
-		if nearestBusinessDay(set, bits.TrailingZeros32(targets), n) == day {
+		if nearestBusinessDay(biz, bits.TrailingZeros32(targets), n) == day {
 			return true
 		}
 	}
@@ -324,37 +353,14 @@ func nearestBusinessDay(set uint32, target, n int) int {
 	return 0
 }
 
-// dowForm reports whether a day-of-week form matches the date of wall d.
-func (c Cron) dowForm(d time.Time) bool {
+// dowForm reports whether a day-of-week form matches day day, weekday wd, of a month of shape
+// ms.
+func (c Cron) dowForm(ms monthShape, day int, wd time.Weekday) bool {
 	f := &c.forms
-	wd, day := d.Weekday(), d.Day()
 	if f.nthDow[wd]&(1<<((day-1)/7+1)) != 0 {
 		return true
 	}
-	return f.lastDow&(1<<wd) != 0 && day+7 > daysIn(d.Year(), d.Month())
-}
-
-// monthFirings returns the first and the last day of a month that the schedule fires on,
-// without calendars (0, 0 when none), from the month, its length and the weekday of its first
-// day, which decide it; memo holds the answers already found.
-func (c Cron) monthFirings(y int, m time.Month, memo map[[3]int][2]int) (int, int) {
-	n := daysIn(y, m)
-	first := civil(y, m, 1, 0, 0).Weekday()
-	key := [3]int{int(m), n, int(first)}
-	if r, ok := memo[key]; ok {
-		return r[0], r[1]
-	}
-	lo, hi := 0, 0
-	for d := 1; d <= n; d++ {
-		if c.dayMatches(civil(y, m, d, 0, 0)) {
-			if lo == 0 {
-				lo = d
-			}
-			hi = d
-		}
-	}
-	memo[key] = [2]int{lo, hi}
-	return lo, hi
+	return f.lastDow&(1<<wd) != 0 && day+7 > ms.days
 }
 
 // errTooRare is wrapped by the error of a schedule that fires, but not in every stretch of
@@ -365,32 +371,64 @@ var errTooRare = errors.New("fires too rarely")
 // without calendars) fires on no date of the years MinYear to MaxYear, or leaves a stretch of
 // more days than the engine searches (searchDays) without a firing in between: the fifth
 // Monday of February is in one year of 28. Which days of a month match depends only on the
-// month, its length and the weekday of its first day, so each of those 168 cases is computed
-// once.
+// month, its length and the weekday of its first day, so each of those cases is computed once.
 func (c Cron) checkFires() error {
-	free := c
-	if c.biz != nil {
-		free.biz = &business{weekdays: c.biz.weekdays}
+	weekdays := c.biz.weekdaySet()
+	type firings struct {
+		lo, hi int
+		known  bool
 	}
-	memo := map[[3]int][2]int{}
-	var prev time.Time
-	var fired bool
+	var memo [13][4][7]firings // by month, length − 28 and the weekday of the 1st
+	first := civil(MinYear, time.January, 1, 0, 0).Weekday()
+	dayNumber := 0 // days from MinYear-01-01 to the month's 1st
+	prevDay, fired := 0, false
+	var prevY, prevHi int
+	var prevM time.Month
 	for y := MinYear; y <= MaxYear; y++ {
 		for m := time.January; m <= time.December; m++ {
-			lo, hi := free.monthFirings(y, m, memo)
-			if lo == 0 {
-				continue
+			ms := monthShape{month: m, days: daysInFast(y, m), first: first}
+			f := &memo[m][ms.days-28][first]
+			if !f.known {
+				biz := ms.weekdayDays(weekdays)
+				for d := 1; d <= ms.days; d++ {
+					if c.formsMatch(ms, d, biz) {
+						if f.lo == 0 {
+							f.lo = d
+						}
+						f.hi = d
+					}
+				}
+				f.known = true
 			}
-			if start := civil(y, m, lo, 0, 0); fired && start.Sub(prev) > (searchDays-1)*24*time.Hour {
-				return fmt.Errorf("%w: from %s to %s without a run", errTooRare, prev.Format(time.DateOnly), start.Format(time.DateOnly))
+			if f.lo != 0 {
+				if day := dayNumber + f.lo - 1; fired && day-prevDay > searchDays-1 {
+					return fmt.Errorf("%w: from %s to %s without a run", errTooRare,
+						civil(prevY, prevM, prevHi, 0, 0).Format(time.DateOnly), civil(y, m, f.lo, 0, 0).Format(time.DateOnly))
+				}
+				prevDay, prevY, prevM, prevHi, fired = dayNumber+f.hi-1, y, m, f.hi, true
 			}
-			prev, fired = civil(y, m, hi, 0, 0), true
+			dayNumber += ms.days
+			first = (first + time.Weekday(ms.days%7)) % 7
 		}
 	}
 	if !fired {
 		return errNeverFires
 	}
 	return nil
+}
+
+// daysInFast is daysIn without time.Date.
+func daysInFast(y int, m time.Month) int {
+	switch m {
+	case time.February:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
 }
 
 var errNeverFires = errors.New("never fires")
