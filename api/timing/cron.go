@@ -391,7 +391,8 @@ func (c Cron) prevSlotWithin(budget *Budget, w time.Time) (time.Time, bool, erro
 // slots evaluated in loc (nil means UTC). A slot in a spring-forward gap fires at the instant
 // the clocks jumped; slots that resolve to the same instant fire once; a slot in a repeated
 // hour fires once, at its first occurrence. It returns the zero time only when there is no
-// firing within eight years, which cannot happen for a schedule that ParseCron accepted.
+// firing within eight years, which for a schedule that ParseCron accepted happens only when
+// calendars close every day that its business-day forms could pick (NextWithin says why).
 func (c Cron) Next(loc *time.Location, after time.Time) time.Time {
 	loc = orUTC(loc)
 	// A slot resolves to an instant after `after` exactly when it is later than every wall
