@@ -54,7 +54,7 @@ type JobSchedule struct {
 	// Calendars skip the slots whose nominal instants they close.
 	Calendars Mask
 	// BusinessDays are the weekdays that the business-day forms of Cron count, Monday first
-	// (DefaultBusinessDays when the spec names none); nil when the schedule has no such form.
+	// (Monday to Friday when the spec names none); nil when the schedule has no such form.
 	BusinessDays []time.Weekday
 }
 

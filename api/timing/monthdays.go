@@ -165,11 +165,8 @@ func cronWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("the weekday is 0 (Sunday) to 6, or SUN to SAT, not %q", s)
 }
 
-// DefaultBusinessDays are the business weekdays of an object that does not name them:
-// Monday to Friday.
-var DefaultBusinessDays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
-
-// defaultWeekdays is DefaultBusinessDays as a set (bit d for weekday d).
+// defaultWeekdays are the business weekdays of an object that does not name them, Monday to
+// Friday, as a set (bit d for weekday d).
 const defaultWeekdays uint8 = 1<<time.Monday | 1<<time.Tuesday | 1<<time.Wednesday | 1<<time.Thursday | 1<<time.Friday
 
 // business is what a business day is for a Cron's business-day forms: the weekdays, and the
