@@ -84,7 +84,7 @@ func TestValidateScheduledJobBusinessDays(t *testing.T) {
 		name:    "calendars that close every business day: a warning with the engine's reason",
 		obj:     withCalendars(job("0 18 LW * *"), "freeze"),
 		objects: []Object{freeze},
-		want: result{Warnings: []string{`spec.calendars: "0 18 LW * *" has no slot within eight years after 2027-01-15 13:01 Europe/Berlin: ` +
+		want: result{Warnings: []string{`spec.calendars: "0 18 LW * *" has no slot within eight years after 2027-01-15 13:00 Europe/Berlin: ` +
 			`its business days (Monday to Friday, at 18:00) are all closed by Calendar freeze, so its business-day forms find no day; ` +
 			`check the calendars (spec.calendars) and the business days (spec.businessDays)`}},
 	}, {
@@ -159,7 +159,7 @@ func TestValidateScheduleBusinessDays(t *testing.T) {
 		name:    "calendars that close every business day",
 		obj:     schedule("frozen", frozen),
 		objects: []Object{web, freeze},
-		want: result{Warnings: []string{`spec.calendars: "0 8 LW * *" has no slot within eight years after 2027-01-15 12:01 UTC: ` +
+		want: result{Warnings: []string{`spec.calendars: "0 8 LW * *" has no slot within eight years after 2027-01-15 12:00 UTC: ` +
 			`its business days (Monday to Friday, at 08:00) are all closed by Calendar freeze, so its business-day forms find no day; ` +
 			`check the calendars (spec.calendars) and the business days (spec.businessDays)`}},
 	}}

@@ -429,7 +429,7 @@ func (c Cron) NextWithin(budget *Budget, loc *time.Location, after time.Time) (t
 	case err != nil:
 		return time.Time{}, err
 	case !ok:
-		return time.Time{}, c.noSlot(loc, from, true)
+		return time.Time{}, c.noSlot(loc, after, true)
 	}
 	return resolve(loc, slot).at, nil
 }
@@ -445,7 +445,7 @@ func (c Cron) PrevWithin(budget *Budget, loc *time.Location, atOrBefore time.Tim
 	case err != nil:
 		return time.Time{}, err
 	case !ok:
-		return time.Time{}, c.noSlot(loc, from, false)
+		return time.Time{}, c.noSlot(loc, atOrBefore, false)
 	}
 	return resolve(loc, slot).at, nil
 }

@@ -460,9 +460,9 @@ func weekdaysText(set uint8) string {
 // finds none only when its calendars close every day that its business-day forms could pick.
 var ErrNoSlot = errors.New("no slot")
 
-// noSlot says why c has no slot within the horizon from the wall w in loc, in which
+// noSlot says why c has no slot within the horizon from the instant t, in loc, in which
 // direction.
-func (c Cron) noSlot(loc *time.Location, w time.Time, after bool) error {
+func (c Cron) noSlot(loc *time.Location, t time.Time, after bool) error {
 	dir := "after"
 	if !after {
 		dir = "before"
@@ -473,7 +473,7 @@ func (c Cron) noSlot(loc *time.Location, w time.Time, after bool) error {
 			"check the calendars (spec.calendars) and the business days (spec.businessDays)",
 			weekdaysText(c.biz.weekdays), c.firstHour, c.firstMinute, c.biz.mask.names())
 	}
-	return &noSlotError{fmt.Sprintf("%q has no slot within eight years %s %s %s%s", c.spec, dir, w.Format(localLayout), orUTC(loc), why)}
+	return &noSlotError{fmt.Sprintf("%q has no slot within eight years %s %s %s%s", c.spec, dir, t.In(orUTC(loc)).Format(localLayout), orUTC(loc), why)}
 }
 
 // noSlotError is an error that wraps ErrNoSlot with a message of its own.

@@ -569,12 +569,12 @@ func TestBusinessDaysImpossible(t *testing.T) {
 	}{{
 		name: "a freeze over every business day",
 		spec: JobSpec{Schedule: "0 9 LW * *", TimeZone: "Europe/Berlin", Calendars: Mask{Skip: []*Calendar{freeze}}},
-		want: `"0 9 LW * *" has no slot within eight years after 2027-06-01 02:01 Europe/Berlin: its business days (Monday to Friday, at 09:00) are all closed by Calendar freeze, ` +
+		want: `"0 9 LW * *" has no slot within eight years after 2027-06-01 02:00 Europe/Berlin: its business days (Monday to Friday, at 09:00) are all closed by Calendar freeze, ` +
 			`so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`,
 	}, {
 		name: "an only calendar without business days",
 		spec: JobSpec{Schedule: "30 7 W#1,15W * *", TimeZone: "UTC", BusinessDays: []string{"Monday"}, Calendars: Mask{Only: []*Calendar{weekends}}},
-		want: `"30 7 W#1,15W * *" has no slot within eight years after 2027-06-01 00:01 UTC: its business days (Monday, at 07:30) are all closed by outside Calendar weekends, ` +
+		want: `"30 7 W#1,15W * *" has no slot within eight years after 2027-06-01 00:00 UTC: its business days (Monday, at 07:30) are all closed by outside Calendar weekends, ` +
 			`so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`,
 	}} {
 		t.Run(tt.name, func(t *testing.T) {

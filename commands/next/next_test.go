@@ -117,7 +117,7 @@ func TestEntriesBusinessDays(t *testing.T) {
 		!strings.Contains(strings.Join(e.Reasons, "; "), `the next slot of cron "0 18 LW * *" on business days Monday to Friday`) {
 		t.Errorf("close: %+v", e)
 	}
-	want := `no run ahead: "0 18 LW * *" has no slot within eight years after 2030-03-04 10:31 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
+	want := `no run ahead: "0 18 LW * *" has no slot within eight years after 2030-03-04 10:30 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
 		`are all closed by Calendar closed, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
 	if e := got["frozen"]; !e.Next.IsZero() || len(e.Reasons) == 0 || e.Reasons[0] != want {
 		t.Errorf("frozen: %+v, want the reason %q", e, want)

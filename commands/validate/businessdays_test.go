@@ -59,7 +59,7 @@ spec: {scaleTargetRef: {name: web}, minReplicas: 4, type: Cron, schedule: "0 8 L
 		{Object: "Calendar prod/freeze", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
 		{Object: "ScheduledJob prod/close", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{}},
 		{Object: "ScheduledJob prod/frozen", Allowed: true, Errors: []admission.ResultError{}, Warnings: []string{
-			`spec.calendars: "0 18 LW * *" has no slot within eight years after 2027-01-15 12:01 UTC: its business days (Monday to Friday, at 18:00) are all closed by Calendar freeze, ` +
+			`spec.calendars: "0 18 LW * *" has no slot within eight years after 2027-01-15 12:00 UTC: its business days (Monday to Friday, at 18:00) are all closed by Calendar freeze, ` +
 				`so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`,
 		}},
 		{Object: "ScheduledJob prod/once", Errors: []admission.ResultError{

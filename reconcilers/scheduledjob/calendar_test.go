@@ -147,7 +147,7 @@ func TestBusinessDaysClosedByCalendars(t *testing.T) {
 		Spec:       calendarv1alpha1.CalendarSpec{Periods: []calendarv1alpha1.CalendarPeriod{{Start: "2020-01-01T00:00", End: "2045-01-01T00:00"}}},
 	}}, nil)
 	p := decide(sj, book, nil, time.Time{}, utc("2027-12-01T00:00:00Z"))
-	want := `schedule: "0 18 LW * *" has no slot within eight years after 2027-12-01 01:01 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
+	want := `schedule: "0 18 LW * *" has no slot within eight years after 2027-12-01 01:00 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
 		`are all closed by Calendar holidays, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
 	if p.invalid == nil || p.invalid.Error() != want {
 		t.Errorf("invalid = %v, want %q", p.invalid, want)
