@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -127,7 +128,7 @@ func TestReadRecord(t *testing.T) {
 	if err := b.ReadRecord(ctx, key, &batchv1alpha1.ScheduledJob{}); !errors.Is(err, ErrCacheBehind) {
 		t.Fatalf("cache behind the write: ReadRecord = %v, want ErrCacheBehind", err)
 	}
-	if res, err := Retry(ErrCacheBehind); err != nil || res.RequeueAfter != RecordCatchUp {
+	if res, err := Retry(ctx, ErrCacheBehind, ctrl.Result{}); err != nil || res.RequeueAfter != RecordCatchUp {
 		t.Fatalf("Retry(ErrCacheBehind) = %+v, %v; want a requeue after RecordCatchUp", res, err)
 	}
 	cache.sync(t, api, key)

@@ -208,6 +208,8 @@ type faults struct {
 	statusFailRate float64
 	rnd            *rand.Rand
 	injected       int
+	// statusPatches and jobCreates count the reconcilers' attempts (refused ones too).
+	statusPatches, jobCreates atomic.Int64
 }
 
 func (f *faults) failStatus() bool {
@@ -230,6 +232,13 @@ type flakyClient struct {
 
 func (c flakyClient) Status() client.SubResourceWriter { return flakyStatus{c.Client.Status(), c.f} }
 
+func (c flakyClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*batchv1.Job); ok {
+		c.f.jobCreates.Add(1)
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
 var statusCalls atomic.Int64
 
 type flakyStatus struct {
@@ -239,6 +248,7 @@ type flakyStatus struct {
 
 func (s flakyStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	statusCalls.Add(1)
+	s.f.statusPatches.Add(1)
 	if s.f.failStatus() {
 		return errors.New("injected: status write failed")
 	}
