@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/commands/check"
 )
 
@@ -43,7 +44,7 @@ const (
 	release   = "almanac"
 	releaseNS = "almanac-system"
 	// leaseName is the manager's leader-election Lease.
-	leaseName = "almanac.almanac.dev"
+	leaseName = index.LeaderElectionID
 	// busybox is the test image hack/cluster.sh imports (Debian's busybox-static).
 	busybox = "docker.io/library/busybox:almanac-e2e"
 )

@@ -39,7 +39,9 @@ type stepper struct {
 	queues []*steppedQueue
 }
 
-func newStepper(start time.Time) *stepper { return &stepper{FakeClock: clocktesting.NewFakeClock(start)} }
+func newStepper(start time.Time) *stepper {
+	return &stepper{FakeClock: clocktesting.NewFakeClock(start)}
+}
 
 // steppedQueue counts the items that a worker holds: controller-runtime calls Done after it
 // has queued the item again, so none held and none ready means that the controller is idle
