@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,21 @@ type testClock struct {
 	// marks pair a real instant with the clock's reading then: at the start and after each
 	// jump (between them the clock runs at real speed).
 	marks []clockMark
+	// done counts, per controller and object, the reconciles that are over (fence).
+	done map[string]map[types.NamespacedName]int
+	// frozen stops the clock's running at real speed (freeze): it then moves only by jumps.
+	frozen atomic.Bool
 }
+
+// freeze stops the clock from running at real speed until the test ends or thaw: a fence
+// before an instant then takes as long as it takes, and the instant does not come meanwhile.
+func (c *testClock) freeze(t testing.TB) {
+	c.frozen.Store(true)
+	t.Cleanup(c.thaw)
+}
+
+// thaw lets the clock run at real speed again.
+func (c *testClock) thaw() { c.frozen.Store(false) }
 
 type clockMark struct{ real, fake time.Time }
 
@@ -92,7 +107,9 @@ func newTestClock(t testing.TB, start time.Time) *testClock {
 			case <-c.stop:
 				return
 			case <-ticker.C:
-				c.Step(tick)
+				if !c.frozen.Load() {
+					c.Step(tick)
+				}
 			}
 		}
 	}()
@@ -151,7 +168,7 @@ func (c *testClock) waitIdle() {
 func (c *testClock) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	q := &trackingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
 		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: c}),
-		clk: c, started: map[reconcile.Request]time.Time{}}
+		clk: c, started: map[reconcile.Request]time.Time{}, controller: name, owner: c}
 	c.mu.Lock()
 	c.queues = append(c.queues, q)
 	c.mu.Unlock()
@@ -167,6 +184,9 @@ type trackingQueue struct {
 	workqueue.TypedRateLimitingInterface[reconcile.Request]
 	clk  clock.PassiveClock
 	busy atomic.Int64
+	// controller names the queue's controller; owner counts its reconciles (reconciled).
+	controller string
+	owner      *testClock
 
 	mu      sync.Mutex
 	started map[reconcile.Request]time.Time
@@ -197,7 +217,76 @@ func (q *trackingQueue) Done(item reconcile.Request) {
 	delete(q.started, item)
 	q.mu.Unlock()
 	q.TypedRateLimitingInterface.Done(item)
+	q.owner.mu.Lock()
+	if q.owner.done == nil {
+		q.owner.done = map[string]map[types.NamespacedName]int{}
+	}
+	if q.owner.done[q.controller] == nil {
+		q.owner.done[q.controller] = map[types.NamespacedName]int{}
+	}
+	q.owner.done[q.controller][item.NamespacedName]++
+	q.owner.mu.Unlock()
 	q.busy.Add(-1)
+}
+
+// reconciled returns how many reconciles of key by controller ("scheduledjob", "eventjob") are
+// over, in every manager on this clock.
+func (c *testClock) reconciled(controller string, key types.NamespacedName) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done[controller][key]
+}
+
+// fence is the end of a "nothing happened" assertion: it waits until the reconcilers are idle,
+// makes change, which must bring a reconcile of key by controller, and waits (up to 60 s)
+// until one is over, and the reconcilers are idle again. Whatever that reconcile does, and
+// whatever the changes that its watch delivered before change brought, has happened then; a
+// fixed sleep instead passes whenever the manager is slower than it.
+func (c *testClock) fence(t testing.TB, controller string, key types.NamespacedName, change func()) {
+	t.Helper()
+	c.waitIdle()
+	before := c.reconciled(controller, key)
+	change()
+	eventually(t, "the fence's reconcile of "+key.String(), func() (bool, error) {
+		return c.reconciled(controller, key) > before, nil
+	})
+	c.waitIdle()
+}
+
+// touch changes obj's spec without changing what it does (a label of its Job template), for a
+// fence: a change of the spec brings a reconcile.
+func touch(t testing.TB, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	err := retryOnConflict(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		var tmpl *batchv1.JobTemplateSpec
+		switch o := obj.(type) {
+		case *batchv1alpha1.ScheduledJob:
+			tmpl = &o.Spec.JobTemplate
+		case *batchv1alpha1.EventJob:
+			tmpl = &o.Spec.JobTemplate
+		default:
+			t.Fatalf("touch: %T has no Job template", obj)
+		}
+		if tmpl.Labels == nil {
+			tmpl.Labels = map[string]string{}
+		}
+		n, _ := strconv.Atoi(tmpl.Labels["almanac.test/fence"])
+		tmpl.Labels["almanac.test/fence"] = strconv.Itoa(n + 1)
+		return env.Client.Update(ctx, obj)
+	})
+	if err != nil {
+		t.Fatalf("touch %s: %v", client.ObjectKeyFromObject(obj), err)
+	}
+}
+
+// fenceSpec is fence with a change of obj's spec (touch).
+func (c *testClock) fenceSpec(t testing.TB, controller string, obj client.Object) {
+	t.Helper()
+	c.fence(t, controller, client.ObjectKeyFromObject(obj), func() { touch(t, obj) })
 }
 
 // faults injects failures into the reconcilers' status writes.
@@ -260,6 +349,26 @@ type manager struct {
 	t      testing.TB
 	cancel context.CancelFunc
 	done   chan error
+	// cache is the manager's cache, which its reconcilers read.
+	cache client.Reader
+}
+
+// waitCached waits until the manager's cache holds obj at its resourceVersion (or a later
+// one): a reconcile from then on reads it.
+func (m *manager) waitCached(t testing.TB, obj client.Object) {
+	t.Helper()
+	want, err := strconv.ParseInt(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion of %s: %v", obj.GetName(), err)
+	}
+	cached := obj.DeepCopyObject().(client.Object)
+	eventually(t, "the manager's cache holds "+obj.GetName(), func() (bool, error) {
+		if err := m.cache.Get(context.Background(), client.ObjectKeyFromObject(obj), cached); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		got, err := strconv.ParseInt(cached.GetResourceVersion(), 10, 64)
+		return err == nil && got >= want, nil
+	})
 }
 
 // startManager starts a manager whose reconcilers and work queues run on clk.
@@ -351,7 +460,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &manager{t: t, cancel: cancel, done: make(chan error, 1)}
+	m := &manager{t: t, cancel: cancel, done: make(chan error, 1), cache: mgr.GetCache()}
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(m.Stop)
 	return m

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -92,6 +93,17 @@ type managerOpts struct {
 	wrap func(client.Client) client.Client
 	// workers is the number of workers of each controller (0: the reconcilers' defaults).
 	workers int
+	// reconciles, when set, counts the reconciles of both controllers (the fences of
+	// "nothing happened" assertions).
+	reconciles *testenv.Reconciles
+}
+
+// startCountedManager is startManager whose reconciles are counted, for fences.
+func startCountedManager(t testing.TB, clk clock.WithDelayedExecution, namespaces ...string) *testenv.Reconciles {
+	t.Helper()
+	r := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{reconciles: r}, namespaces...)
+	return r
 }
 
 // startManagerOpts runs both reconcilers as the manager binary does (sharing one base.Lanes),
@@ -100,14 +112,19 @@ func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpt
 	t.Helper()
 	mgr := newManager(t, namespaces...)
 	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
-	spaOpts := []base.Option{lanes, base.WithWorkers(o.workers)}
+	common := []base.Option{lanes}
+	if o.reconciles != nil {
+		common = append(common, base.WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true), NewQueue: o.reconciles.NewQueue}))
+	}
+	common = append(common, base.WithWorkers(o.workers))
+	spaOpts := common
 	if o.wrap != nil {
-		spaOpts = append(spaOpts, base.WithClient(o.wrap))
+		spaOpts = append(slices.Clone(common), base.WithClient(o.wrap))
 	}
 	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, base.WithWorkers(o.workers)).SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), common...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)

@@ -231,37 +231,57 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 	clk := newOffsetClock(time.Date(2030, 1, 9, 10, 0, 0, 0, time.UTC))
 	spa := newAutoscaler(ns, "web", 2, 10)
 	create(t, spa)
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	key := client.ObjectKeyFromObject(spa)
 
-	// kubectl edit: a label and a behavior.
+	// kubectl edit: a label and a behavior. The edit of the spec brings a reconcile (the fence):
+	// once it is over, almanac has written nothing.
 	hpa, err := getHPA(ns, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch := client.MergeFrom(hpa.DeepCopy())
-	hpa.Labels = map[string]string{"team": "checkout"}
-	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
-		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
-	}
-	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
-		t.Fatal(err)
-	}
+	reconciles.Fence(t, "scheduledpodautoscaler", key, func() {
+		patch := client.MergeFrom(hpa.DeepCopy())
+		hpa.Labels = map[string]string{"team": "checkout"}
+		hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+			ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
+		}
+		if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+	})
 	edited := hpa.ResourceVersion
-	time.Sleep(3 * time.Second)
 	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != edited {
 		t.Fatalf("almanac wrote the HPA after another manager's edit of its own fields (resourceVersion %s → %s)", edited, hpa.ResourceVersion)
 	}
 
 	// The HPA controller writes the status every 15 s; almanac neither reacts nor fights it.
+	// The status write brings no reconcile; the fence is another edit of a field almanac does
+	// not own, through the same watch after it: once its reconcile is over, anything the status
+	// write would have brought is over too, and the fence's edit is the only write since.
 	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4}
 	if err := env.Client.Status().Update(ctx, hpa, client.FieldOwner("horizontal-pod-autoscaler")); err != nil {
 		t.Fatal(err)
 	}
 	statusWritten := hpa.ResourceVersion
-	time.Sleep(3 * time.Second)
-	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != statusWritten {
-		t.Fatalf("almanac wrote the HPA after the HPA controller's status write (resourceVersion %s → %s)", statusWritten, hpa.ResourceVersion)
+	var fence string
+	reconciles.Fence(t, "scheduledpodautoscaler", key, func() {
+		patch := client.MergeFrom(hpa.DeepCopy())
+		if hpa.Spec.Behavior.ScaleUp == nil { // the API server defaults it with scaleDown
+			hpa.Spec.Behavior.ScaleUp = &autoscalingv2.HPAScalingRules{}
+		}
+		hpa.Spec.Behavior.ScaleUp.StabilizationWindowSeconds = ptr.To[int32](30)
+		if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		fence = hpa.ResourceVersion
+	})
+	if fence == statusWritten {
+		t.Fatal("the fence's edit changed nothing")
+	}
+	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != fence {
+		t.Fatalf("almanac wrote the HPA after the HPA controller's status write (resourceVersion %s → %s, then %s)", statusWritten, fence, hpa.ResourceVersion)
 	}
 
 	// almanac writes the HPA again (the baseline changed); the edit survives.
@@ -288,7 +308,7 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 	}
 
 	// minReplicas is almanac's: an edit of it is taken back.
-	patch = client.MergeFrom(hpa.DeepCopy())
+	patch := client.MergeFrom(hpa.DeepCopy())
 	hpa.Spec.MinReplicas = ptr.To[int32](7)
 	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
