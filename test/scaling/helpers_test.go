@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -408,4 +410,66 @@ func reconcileCount(t testing.TB, controllers ...string) float64 {
 		}
 	}
 	return sum
+}
+
+// fence is the end of a check that almanac wrote nothing: the reconciles are over (the caller
+// waited for them), and this waits until every watch of the log has delivered what was
+// written before. It labels each of objs (an autoscaler, a Schedule, an HPA: a label brings no
+// reconcile) and creates an Event of each API in ns, and waits (up to 30 s) until the log has
+// each of those writes: a watch delivers its kind's writes in order. It returns the
+// resourceVersions of its own writes, which are no writes of almanac's.
+func (l *writeLog) fence(t testing.TB, ns string, objs ...client.Object) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	mine := map[string]bool{}
+	for _, obj := range objs {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"almanac.test/fence":"`+strconv.Itoa(len(mine))+`"}}}`))
+		if err := env.Client.Patch(ctx, obj, patch); err != nil {
+			t.Fatal(err)
+		}
+		mine[obj.GetResourceVersion()] = true
+	}
+	now := metav1.NewMicroTime(time.Now())
+	core := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: ns, GenerateName: "fence-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: ns, Name: "fence", APIVersion: "v1"},
+		Reason:         "Fence", Message: "the test's fence", Type: corev1.EventTypeNormal,
+		Source: corev1.EventSource{Component: "almanac-test"},
+	}
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "fence-"},
+		EventTime:  now, ReportingController: "almanac.dev/test", ReportingInstance: "test",
+		Action: "Fence", Reason: "Fence", Type: corev1.EventTypeNormal, Note: "the test's fence",
+		Regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: ns, Name: "fence", APIVersion: "v1"},
+	}
+	for _, obj := range []client.Object{core, ev} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		mine[obj.GetResourceVersion()] = true
+	}
+	eventually(t, 30*time.Second, func() error {
+		seen := map[string]bool{}
+		for _, w := range l.all() {
+			seen[w.resourceVersion] = true
+		}
+		for rv := range mine {
+			if !seen[rv] {
+				return fmt.Errorf("the fence's write %s not delivered yet", rv)
+			}
+		}
+		return nil
+	})
+	return mine
+}
+
+// notMine is the writes that are not the fence's.
+func notMine(writes []write, mine map[string]bool) []write {
+	var out []write
+	for _, w := range writes {
+		if !mine[w.resourceVersion] {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -25,6 +25,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // boundaryTolerance is how late after a boundary the HPA may be observed with the new
@@ -782,12 +783,22 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	clk := newOffsetClock(open.Add(-10 * time.Second))
 	const n = 24
 	createSharedBoundary(t, ns, open, n)
-	startManagerOpts(t, clk, managerOpts{workers: 4}, ns)
+	reconciles := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{workers: 4, reconciles: reconciles}, ns)
 	eventually(t, 30*time.Second, converged(ns, n))
 	writes := watchWrites(t, clk, ns)
 	clk.sleepUntil(open)
 	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
-	time.Sleep(time.Second) // anything that would follow the statuses
+	// The fence: the reconciles of the boundary are over (both controllers idle), and every
+	// watch has delivered what was written before the fence's own writes.
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	reconciles.WaitIdle(t, "schedule")
+	hpa0, err := getHPA(ns, "app-00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := writes.fence(t, ns, &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-00"}},
+		&autoscalingv1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-00"}}, hpa0)
 
 	rv := func(w write) int64 {
 		v, err := strconv.ParseInt(w.resourceVersion, 10, 64)
@@ -797,7 +808,7 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 		return v
 	}
 	var hpas, reports []write
-	for _, w := range writes.since(open) {
+	for _, w := range notMine(writes.since(open), mine) {
 		if w.kind == "HorizontalPodAutoscaler" {
 			hpas = append(hpas, w)
 		} else {
@@ -849,10 +860,10 @@ func TestForeignHPAsCostNoReconcile(t *testing.T) {
 	ns := newNamespace(t)
 	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
 	create(t, newAutoscaler(ns, "web", 2, 10))
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 30*time.Second, converged(ns, 1))
-	time.Sleep(time.Second)
-	before := reconcileCount(t, "scheduledpodautoscaler")
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	before := reconciles.Reconciled("scheduledpodautoscaler")
 
 	c, err := client.New(restConfig(), client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
@@ -869,8 +880,25 @@ func TestForeignHPAsCostNoReconcile(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(2 * time.Second)
-	if after := reconcileCount(t, "scheduledpodautoscaler"); after != before {
-		t.Errorf("creating and changing 10 HPAs without an autoscaler cost %v reconciles, want none", after-before)
+	// The fence: an edit of web's HPA (a field almanac does not own), through the same watch
+	// after the foreign ones, brings one reconcile of web; once it and whatever the foreign
+	// HPAs brought before it are over, only that one has run.
+	web := client.ObjectKey{Namespace: ns, Name: "web"}
+	reconciles.Fence(t, "scheduledpodautoscaler", web, func() {
+		hpa, err := getHPA(ns, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(hpa.DeepCopy())
+		hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+			ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
+		}
+		if err := env.Client.Patch(context.Background(), hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	if after := reconciles.Reconciled("scheduledpodautoscaler"); after != before+1 {
+		t.Errorf("creating and changing 10 HPAs without an autoscaler, then a fence, cost %d reconciles, want 1 (the fence's)", after-before)
 	}
 }

@@ -20,11 +20,15 @@ type Reconciles struct {
 	mu     sync.Mutex
 	done   map[string]map[types.NamespacedName]int
 	queues map[string][]*countedQueue
+	// wakes are the reconciles asked for and not yet handed to a worker, by when (real time):
+	// the queue keeps one entry per object, due at the earliest it was asked for.
+	wakes map[string]map[types.NamespacedName]time.Time
 }
 
 // NewReconciles returns a Reconciles that has counted nothing.
 func NewReconciles() *Reconciles {
-	return &Reconciles{done: map[string]map[types.NamespacedName]int{}, queues: map[string][]*countedQueue{}}
+	return &Reconciles{done: map[string]map[types.NamespacedName]int{}, queues: map[string][]*countedQueue{},
+		wakes: map[string]map[types.NamespacedName]time.Time{}}
 }
 
 // NewQueue is controller.Options.NewQueue: controller-runtime's default queue (its priority
@@ -102,6 +106,53 @@ func (r *Reconciles) WaitIdle(t testing.TB, controller string) {
 	}
 }
 
+// NextWake returns the earliest instant (real time) at which controller has a reconcile to
+// run, asked for by a RequeueAfter, a failure's backoff or an event, and false when it has
+// none: with WaitIdle, that nothing runs until an instant is a fact about the queue, not a
+// sleep's guess.
+func (r *Reconciles) NextWake(controller string) (time.Time, types.NamespacedName, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var next time.Time
+	var key types.NamespacedName
+	for k, at := range r.wakes[controller] {
+		if next.IsZero() || at.Before(next) {
+			next, key = at, k
+		}
+	}
+	return next, key, !next.IsZero()
+}
+
+// Reconciled returns how many reconciles of controller are over, of every object.
+func (r *Reconciles) Reconciled(controller string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.done[controller] {
+		n += c
+	}
+	return n
+}
+
+// asked records that item is to be reconciled at the latest by at.
+func (r *Reconciles) asked(controller string, item reconcile.Request, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wakes[controller] == nil {
+		r.wakes[controller] = map[types.NamespacedName]time.Time{}
+	}
+	if cur, ok := r.wakes[controller][item.NamespacedName]; !ok || at.Before(cur) {
+		r.wakes[controller][item.NamespacedName] = at
+	}
+}
+
+// handed records that item was handed to a worker: what was asked of it is under way.
+func (r *Reconciles) handed(controller string, item reconcile.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.wakes[controller], item.NamespacedName)
+}
+
 // countedQueue is a priority queue that counts, per object, the items handed to a worker and
 // done: controller-runtime calls Done once the reconcile and its requeue are over.
 type countedQueue struct {
@@ -113,9 +164,36 @@ type countedQueue struct {
 	busy int
 }
 
+func (q *countedQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	at := time.Now()
+	if o.After > 0 && !o.RateLimited {
+		at = at.Add(o.After)
+	}
+	for _, item := range items {
+		q.r.asked(q.controller, item, at)
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+func (q *countedQueue) Add(item reconcile.Request) {
+	q.r.asked(q.controller, item, time.Now())
+	q.PriorityQueue.Add(item)
+}
+
+func (q *countedQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	q.r.asked(q.controller, item, time.Now().Add(d))
+	q.PriorityQueue.AddAfter(item, d)
+}
+
+func (q *countedQueue) AddRateLimited(item reconcile.Request) {
+	q.r.asked(q.controller, item, time.Now())
+	q.PriorityQueue.AddRateLimited(item)
+}
+
 func (q *countedQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	item, priority, shutdown := q.PriorityQueue.GetWithPriority()
 	if !shutdown {
+		q.r.handed(q.controller, item)
 		q.mu.Lock()
 		q.busy++
 		q.mu.Unlock()
@@ -126,6 +204,7 @@ func (q *countedQueue) GetWithPriority() (reconcile.Request, int, bool) {
 func (q *countedQueue) Get() (reconcile.Request, bool) {
 	item, shutdown := q.PriorityQueue.Get()
 	if !shutdown {
+		q.r.handed(q.controller, item)
 		q.mu.Lock()
 		q.busy++
 		q.mu.Unlock()
