@@ -47,6 +47,9 @@ type Base struct {
 	// Lanes puts the writes that an instant is for (HPA bounds, Jobs) ahead of the reports
 	// (statuses, events); the manager shares one among its reconcilers. Nil orders nothing.
 	Lanes *Lanes
+
+	// recorders wrap Recorder last, as the reconciler calls it (WithRecorder).
+	recorders []func(events.EventRecorder) events.EventRecorder
 }
 
 // NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
@@ -66,6 +69,9 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string, opts
 		// events wait for an instant's urgent writes and records.
 		b.Client = urgentJobs{Client: b.Client}
 		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
+	}
+	for _, wrap := range b.recorders {
+		b.Recorder = wrap(b.Recorder)
 	}
 	return b
 }
@@ -87,6 +93,13 @@ func WithControllerOptions(o controller.Options) Option { return func(b *Base) {
 // WithClient wraps the client the reconciler reads the cache and writes with (tests: faults).
 func WithClient(wrap func(client.Client) client.Client) Option {
 	return func(b *Base) { b.Client = wrap(b.Client) }
+}
+
+// WithRecorder wraps the event recorder as the reconciler calls it, outside of everything
+// NewBase puts around it (tests: the events a reconcile records, counted when it records them,
+// before the API server has them).
+func WithRecorder(wrap func(events.EventRecorder) events.EventRecorder) Option {
+	return func(b *Base) { b.recorders = append(b.recorders, wrap) }
 }
 
 // WithAPIReader wraps the reader around the cache (tests: the API server's times on the

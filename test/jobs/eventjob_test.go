@@ -296,20 +296,23 @@ func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
 		st := getEJ(t, ns, ej.Name).Status
 		return len(st.Active) == 1 && st.Active[0].Name == secondRun && st.TriggerCount == 1 && st.SkippedCount == 1, nil
 	})
-	time.Sleep(time.Second) // let the event broadcaster flush
-	if n := eventReasons(t, ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
-		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
-	}
-	got := &batchv1.Job{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
-		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
-	}
 	conds := getEJ(t, ns, ej.Name).Status.Conditions
 	if ready := meta.FindStatusCondition(conds, batchv1alpha1.ConditionReady); ready == nil || ready.Reason != batchv1alpha1.ReasonJobConflict {
 		t.Errorf("conditions %+v, want Ready JobConflict for the first run", conds)
 	}
 	if stalled := meta.FindStatusCondition(conds, conditions.TypeStalled); stalled == nil || stalled.Reason != batchv1alpha1.ReasonJobConflict {
 		t.Errorf("conditions %+v, want Stalled JobConflict: a user must remove the foreign Job", conds)
+	}
+	// The fence: a reconcile after the one that wrote that status (a change of the spec,
+	// which also ends the JobConflict condition: checked above); every event the reconciles
+	// recorded until then is counted (recordedEvents).
+	clk.fenceSpec(t, "eventjob", ej)
+	if n := clk.recordedEvents(ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
+		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
+	}
+	got := &batchv1.Job{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
+		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
 	}
 }
 

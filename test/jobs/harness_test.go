@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -16,8 +17,10 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -65,6 +68,40 @@ type testClock struct {
 	done map[string]map[types.NamespacedName]int
 	// frozen stops the clock's running at real speed (freeze): it then moves only by jumps.
 	frozen atomic.Bool
+	// recorded counts, per object and reason, the events the reconcilers recorded, as they
+	// recorded them (the API server has them later, each sent by a goroutine of its own).
+	recorded map[types.NamespacedName]map[string]int
+}
+
+// recordedEvents returns how many events of each reason the reconcilers recorded on the
+// object ns/name: once a fence's reconcile is over, every event it and the reconciles before
+// it recorded is counted (eventReasons reads the API server, which has them some time later).
+func (c *testClock) recordedEvents(ns, name string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.recorded[types.NamespacedName{Namespace: ns, Name: name}])
+}
+
+// countingRecorder counts the events recorded through it on its clock, then records them.
+type countingRecorder struct {
+	events.EventRecorder
+	clk *testClock
+}
+
+func (r countingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if o, ok := regarding.(metav1.Object); ok {
+		key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+		r.clk.mu.Lock()
+		if r.clk.recorded == nil {
+			r.clk.recorded = map[types.NamespacedName]map[string]int{}
+		}
+		if r.clk.recorded[key] == nil {
+			r.clk.recorded[key] = map[string]int{}
+		}
+		r.clk.recorded[key][reason]++
+		r.clk.mu.Unlock()
+	}
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
 
 // freeze stops the clock from running at real speed until the test ends or thaw: a fence
@@ -443,6 +480,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 	with := []base.Option{
 		base.WithControllerOptions(opts),
 		base.WithAPIReader(func(r client.Reader) client.Reader { return serverTimes{r, clk} }),
+		base.WithRecorder(func(r events.EventRecorder) events.EventRecorder { return countingRecorder{r, clk} }),
 		base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay)), // as the manager binary shares one
 	}
 	if f != nil {
