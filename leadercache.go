@@ -168,4 +168,6 @@ func (c *leaderCache) Start(ctx context.Context) error { return c.every.Start(ct
 
 // WaitForCacheSync is every replica's cache's: the manager waits for it before it serves
 // webhooks; the leader cache's informers are waited for by the controllers that watch them.
-func (c *leaderCache) WaitForCacheSync(ctx context.Context) bool { return c.every.WaitForCacheSync(ctx) }
+func (c *leaderCache) WaitForCacheSync(ctx context.Context) bool {
+	return c.every.WaitForCacheSync(ctx)
+}

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -384,33 +383,6 @@ func watchWrites(t testing.TB, clk clock.PassiveClock, ns string) *writeLog {
 
 // errNotYet is returned by eventually conditions that are still waiting.
 var errNotYet = errors.New("not yet")
-
-// reconcileCount sums controller-runtime's reconcile counter of the named controllers (default:
-// almanac's two scaling controllers), over every manager in this process.
-func reconcileCount(t testing.TB, controllers ...string) float64 {
-	t.Helper()
-	if len(controllers) == 0 {
-		controllers = []string{"scheduledpodautoscaler", "schedule"}
-	}
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && slices.Contains(controllers, l.GetValue()) {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
-}
 
 // fence is the end of a check that almanac wrote nothing: the reconciles are over (the caller
 // waited for them), and this waits until every watch of the log has delivered what was
