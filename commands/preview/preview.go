@@ -76,11 +76,11 @@ the mutating webhook, the OpenAPI schema and CEL rules, and the validating webho
 judges the input as of the start of the range when that is past (--from), and as of now
 otherwise (--now sets another instant): a preview of a past range (an incident replayed, a
 migration compared with the replaced system's history) admits a one-shot of that time as the
-cluster admitted it then, and a preview of a future range admits what a create now admits;
-almanac validate judges as of now. Each refused object is reported on standard error with
-the lines almanac validate prints for it (the field, the value and the fix) and is not
-previewed; the admitted objects are previewed as they would be stored. Admission warnings are
-validate's to show.
+cluster admitted it then, and a preview of a future range admits what a create now admits
+(validate judges as of now). Each refused object is reported on standard error with the
+lines almanac validate prints for it (the field, the value and the fix) and is not previewed;
+the admitted objects are previewed as they would be stored. Admission warnings are validate's
+to show.
 
 Schedules are matched to autoscalers in the same input by namespace and
 spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds

@@ -634,9 +634,11 @@ func (w slowWriter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, o
 	return w.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 
-// TestApplyFailureIsReported: when the API server refuses the HPA, the autoscaler says so
-// (Ready False, ApplyFailed, a Warning event) and retries with backoff; once the API server
-// accepts it again, the HPA gets its bounds and Ready comes back.
+// TestApplyFailureIsReported: when writing the HPA fails in a way that may pass when asked
+// again (here an admission webhook that cannot be reached: a 500), the autoscaler says so
+// (Ready False, ApplyFailed, a Warning event) and retries with backoff; once the write goes
+// through, the HPA gets its bounds and Ready comes back. (A refusal, which would be refused
+// again, waits instead: TestARefusedApplyWaits.)
 func TestApplyFailureIsReported(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -675,7 +677,7 @@ func TestApplyFailureIsReported(t *testing.T) {
 }
 
 // refusingClient fails every HorizontalPodAutoscaler apply while refuse is set, as an API
-// server (or an admission webhook) refusing it would.
+// server whose admission webhook cannot be reached does (500).
 type refusingClient struct {
 	client.Client
 	refuse *atomic.Bool
@@ -683,7 +685,7 @@ type refusingClient struct {
 
 func (c *refusingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	if _, ok := obj.(*autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration); ok && c.refuse.Load() {
-		return apierrors.NewForbidden(autoscalingv2.Resource("horizontalpodautoscalers"), "web", errors.New("refused by the test"))
+		return apierrors.NewInternalError(errors.New(`failed calling webhook "policy.example.com": no endpoints available for service "policy"`))
 	}
 	return c.Client.Apply(ctx, obj, opts...)
 }
