@@ -302,8 +302,8 @@ func cacheOptions(ns string) cache.Options {
 }
 
 // startManagerWith is startManager that also calls onCreate (when not nil) for each object the
-// reconcilers create.
-func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object)) *manager {
+// reconcilers create, with the extra options of both reconcilers.
+func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object), extra ...base.Option) *manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme.Scheme,
@@ -332,6 +332,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 	if onCreate != nil {
 		with = append(with, base.WithClient(func(c client.Client) client.Client { return createHook{c, onCreate} }))
 	}
+	with = append(with, extra...)
 	sj := scheduledjob.New(mgr, clk, with...)
 	ej := eventjob.New(mgr, clk, with...)
 	if err := sj.SetupWithManager(mgr); err != nil {
