@@ -2,6 +2,8 @@ package jobs_test
 
 import (
 	"context"
+	"io"
+	"os"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -38,7 +40,7 @@ import (
 )
 
 func init() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(discard{}))) // a manager per test: keep the output readable
+	ctrl.SetLogger(zap.New(zap.WriteTo(logSink()))) // a manager per test: keep the output readable
 }
 
 type discard struct{}
@@ -533,4 +535,11 @@ func eventReasons(t testing.TB, ns, name string) map[string]int {
 		}
 	}
 	return out
+}
+
+func logSink() io.Writer {
+	if os.Getenv("JOBS_LOG") != "" {
+		return os.Stderr
+	}
+	return discard{}
 }

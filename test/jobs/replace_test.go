@@ -116,7 +116,10 @@ func TestReplacedOneShotReleasesTheOldJobAndRuns(t *testing.T) {
 
 // An EventJob replaced while its Job holds the outcome finalizer (its status write was
 // refused, then the manager went away): the garbage collector deletes the old EventJob's Job,
-// and the new EventJob releases it, so that it goes. Issue 38: it stayed Terminating forever.
+// and the new EventJob releases it, so that it goes. The upstream Job reached its condition
+// after both were created (here an hour ahead), so the new EventJob runs for it too: its Job,
+// of the same name, waits until the old one is gone, and then starts. Issue 38: the old Job
+// stayed Terminating forever, and the new run got JobConflict.
 func TestReplacedEventJobReleasesTheOldJob(t *testing.T) {
 	ns := namespace(t)
 	clk := newTestClock(t, time.Now())
@@ -134,7 +137,7 @@ func TestReplacedEventJobReleasesTheOldJob(t *testing.T) {
 	})
 	f.refuse(true)
 	up := upstreamJob(t, ns, "nightly-1", cj, "CronJob")
-	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now().Add(time.Hour))
 	name := batchv1alpha1.EventJobName(ej.Name, up.UID)
 	eventually(t, "the run's Job, holding the outcome finalizer", func() (bool, error) {
 		j, err := getJob(ns, name)
@@ -152,12 +155,22 @@ func TestReplacedEventJobReleasesTheOldJob(t *testing.T) {
 	}
 	collectGarbage(t, old)
 	startManager(t, ns, clk, nil)
-	eventually(t, "the old EventJob's Job gone", func() (bool, error) {
-		_, err := getJob(ns, name)
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	eventually(t, "the old EventJob's Job gone, and the new one's run started", func() (bool, error) {
+		j, err := getJob(ns, name)
+		if err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		ref := metav1.GetControllerOf(j)
+		return j.UID != old.UID && ref != nil && ref.UID == getEJ(t, ns, ej.Name).UID, nil
 	})
-	if wm := getEJ(t, ns, ej.Name).Status.Watermark; wm != nil && len(wm.Handled) > 0 {
-		t.Errorf("the new EventJob handled %v: the upstream Job finished before it was created", wm.Handled)
+	eventually(t, "the run recorded", func() (bool, error) {
+		wm := getEJ(t, ns, ej.Name).Status.Watermark
+		return wm != nil && len(wm.Handled) == 1 && wm.Handled[0].UID == up.UID, nil
+	})
+	for _, c := range getEJ(t, ns, ej.Name).Status.Conditions {
+		if c.Reason == batchv1alpha1.ReasonJobConflict {
+			t.Errorf("condition %+v", c)
+		}
 	}
 }
 
