@@ -89,8 +89,8 @@ var (
 	createHPAs = Delegated{Verb: "create", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 	patchHPAs  = Delegated{Verb: "patch", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 
-	hpaSpecPath     = field.NewPath("spec", "horizontalPodAutoscalerSpec")
-	targetRefPath   = field.NewPath("spec", "targetRef")
+	hpaSpecPath   = field.NewPath("spec", "horizontalPodAutoscalerSpec")
+	targetRefPath = field.NewPath("spec", "targetRef")
 )
 
 // patchTarget is what almanac does to the target of an attached autoscaler: patch a

@@ -49,14 +49,6 @@ func compile(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (c com
 	return compiled{s: s, problems: problems}
 }
 
-// oneShot returns the one-shot's schedule; nil for a cron schedule or one that does not compile.
-func (c compiled) oneShot() *timing.JobSchedule {
-	if c.s != nil && c.s.OneShot() {
-		return c.s
-	}
-	return nil
-}
-
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {

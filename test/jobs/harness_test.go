@@ -2,11 +2,11 @@ package jobs_test
 
 import (
 	"context"
-	"io"
-	"os"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
