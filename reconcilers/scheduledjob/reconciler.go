@@ -151,7 +151,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch {
 	case p.requeueAfter == 0:
-		return ctrl.Result{}, nil // Job events bring the reconciler back
+		return ctrl.Result{}, nil // a change of a Job, the spec or a calendar brings the reconciler back
 	case p.more:
 		return ctrl.Result{RequeueAfter: p.requeueAfter}, nil // the rest of the slots since the watermark, at once
 	}
