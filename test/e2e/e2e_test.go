@@ -99,6 +99,7 @@ func TestE2E(t *testing.T) {
 		t.Run("attached to KEDA's ScaledObject", func(t *testing.T) { t.Parallel(); testKEDA(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
+		t.Run("ScheduledJob replaced while its Job runs", func(t *testing.T) { t.Parallel(); testScheduledJobReplaced(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
 		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
 		t.Run("calendars: a freeze skips a slot", func(t *testing.T) { t.Parallel(); testCalendar(t) })
@@ -872,6 +873,52 @@ spec:
 	}
 	t.Logf("Job %s created %s after its instant; its Pod printed %q; phase Succeeded", jobs[0].Name,
 		created.Sub(at).Round(time.Second), strings.TrimSpace(logs))
+}
+
+// testScheduledJobReplaced: `kubectl replace --force` of a one-shot while its Job runs (holding
+// almanac's outcome finalizer), with the cluster's garbage collector: the old ScheduledJob's
+// Job is released and goes, and the new ScheduledJob's run of the same at, whose Job has the
+// same name, waits for that and then runs to Succeeded (issue 38: the old Job stayed
+// Terminating forever, and the new one-shot got JobConflict and was Missed).
+func testScheduledJobReplaced(t *testing.T) {
+	ns := namespace(t, "e2e-replace")
+	at := nextBoundary(40 * time.Second)
+	manifest := `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: once}
+spec:
+  at: "` + wall(at) + `"
+  timeZone: UTC` + jobTemplate("sleep 15")
+	mustApply(t, ns, manifest)
+	var old batchv1.Job
+	eventually(t, time.Until(at)+time.Minute, "the one-shot's Job created", func() error {
+		jobs := jobsOf(t, ns, "ScheduledJob", "once")
+		if len(jobs) != 1 {
+			return fmt.Errorf("%d Jobs", len(jobs))
+		}
+		old = jobs[0]
+		return nil
+	})
+	replaced := time.Now()
+	if r := exe(t, manifest, "kubectl", "replace", "--force", "-n", ns, "-f", "-"); r.code != 0 {
+		t.Fatalf("kubectl replace --force: %s", r)
+	}
+	eventually(t, 2*time.Minute, "the new ScheduledJob Succeeded, with a Job of its own", func() error {
+		if phase := almanacField(t, ns, "scheduledjob", "once", ".status.phase"); phase != "Succeeded" {
+			return fmt.Errorf("phase %q", phase)
+		}
+		jobs := jobsOf(t, ns, "ScheduledJob", "once")
+		if len(jobs) != 1 || jobs[0].UID == old.UID || jobs[0].Name != old.Name {
+			return fmt.Errorf("%d Jobs; want one, named %s, not the old one", len(jobs), old.Name)
+		}
+		return nil
+	})
+	if missed := almanacField(t, ns, "scheduledjob", "once", ".status.missedRuns"); missed != "" && missed != "0" {
+		t.Errorf("status.missedRuns %s, want none", missed)
+	}
+	t.Logf("replaced %s after the Job of %s was created; the new ScheduledJob's run Succeeded %s after the replace",
+		replaced.Sub(old.CreationTimestamp.Time).Round(time.Second), wall(at), time.Since(replaced).Round(time.Second))
 }
 
 // testRunNow: `almanac run`, the binary, as a user runs it: a ScheduledJob whose schedule is
