@@ -22,7 +22,6 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -304,95 +303,34 @@ func releaseAutoscalers(ctx context.Context, c client.Client, namespace string) 
 	}
 }
 
-// letGoAll lets go of every target spa may hold: status.target (what it applied last) and
-// spec.targetRef, as the reconciler does.
+// letGoAll lets go of every target that spa may hold (status.target and spec.targetRef), as
+// the reconciler does when it is deleted: autoscalingv1alpha1.LetGo, the one implementation.
 func letGoAll(ctx context.Context, c client.Client, spa *autoscalingv1alpha1.ScheduledPodAutoscaler) error {
-	var held []autoscalingv1alpha1.TargetReference
-	if t := spa.Status.Target; t != nil {
-		held = append(held, *t)
-	}
-	if t := spa.Spec.TargetRef; t != nil && (len(held) == 0 || held[0] != *t) {
-		held = append(held, *t)
-	}
-	for _, ref := range held {
-		if err := letGo(ctx, c, spa.Namespace, ref, spa.Spec); err != nil {
+	for _, ref := range spa.TargetsHeld() {
+		if err := autoscalingv1alpha1.LetGo(ctx, targets{c}, spa.Namespace, ref, spa.Spec, index.FieldManager); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// letGo leaves the target ref in namespace at the baseline of spec
-// (autoscalingv1alpha1.LetGoBounds) and owned by no almanac field manager, as the reconciler
-// does: it writes the baseline (an apply under almanac's field manager, or the scale
-// subresource's replicas), then removes almanac's managedFields entries. No field is removed.
-// A target that is gone, or whose kind is not served, needs nothing.
-func letGo(ctx context.Context, c client.Client, namespace string, ref autoscalingv1alpha1.TargetReference, spec autoscalingv1alpha1.ScheduledPodAutoscalerSpec) error {
-	what := fmt.Sprintf("%s %s/%s", ref.Kind, namespace, ref.Name)
-	read := func() (obj *unstructured.Unstructured, minReplicas, maxReplicas *int32, err error) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(ref.GroupVersionKind())
-		switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, u); {
-		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-			return nil, nil, nil, nil
-		case err != nil:
-			return nil, nil, nil, fmt.Errorf("failed to read %s: %w", what, err)
-		}
-		if ref.TargetKind() != autoscalingv1alpha1.TargetScale {
-			minPath, maxPath := autoscalingv1alpha1.TargetFields(ref.TargetKind())
-			return u, intField(u, minPath), intField(u, maxPath), nil
-		}
-		scale := &unstructured.Unstructured{}
-		scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
-		if err := c.SubResource("scale").Get(ctx, u, scale); err != nil {
-			if apierrors.IsNotFound(err) { // no scale subresource (or gone): nothing written
-				return nil, nil, nil, nil
-			}
-			return nil, nil, nil, fmt.Errorf("failed to read the scale of %s: %w", what, err)
-		}
-		r := intField(scale, []string{"spec", "replicas"})
-		if r == nil {
-			r = new(int32(0))
-		}
-		return u, r, nil, nil
-	}
-	u, cur, curMax, err := read()
-	if u == nil || err != nil {
-		return err
-	}
-	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, curMax)
-	scaleKind := ref.TargetKind() == autoscalingv1alpha1.TargetScale
-	if cur == nil || *cur != lo || !scaleKind && (curMax == nil || *curMax != hi) {
-		if scaleKind {
-			if err := c.SubResource("scale").Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(lo)), client.FieldOwner(index.FieldManager)); err != nil {
-				return client.IgnoreNotFound(fmt.Errorf("failed to set the replicas of %s to %d: %w", what, lo, err))
-			}
-		} else {
-			a := autoscalingv1alpha1.BoundsApply(ref, namespace, string(u.GetUID()), lo, hi)
-			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(a), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-				return client.IgnoreNotFound(fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s: %w", lo, hi, what, err))
-			}
-		}
-		if u, _, _, err = read(); u == nil || err != nil {
-			return err
-		}
-	}
-	patch := autoscalingv1alpha1.DisownPatch(u.GetManagedFields(), index.FieldManager)
-	if patch == nil {
-		return nil
-	}
-	if err := c.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to remove almanac's field ownership from %s: %w", what, err)
-	}
-	return nil
+// targets adapts the command's client to autoscalingv1alpha1.TargetClient.
+type targets struct{ c client.Client }
+
+func (t targets) Get(ctx context.Context, obj *unstructured.Unstructured) error {
+	return t.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 }
 
-func intField(u *unstructured.Unstructured, path []string) *int32 {
-	v, ok, err := unstructured.NestedInt64(u.Object, path...)
-	if !ok || err != nil {
-		return nil
+func (t targets) GetSubResource(ctx context.Context, obj *unstructured.Unstructured, subresource string, into *unstructured.Unstructured) error {
+	return t.c.SubResource(subresource).Get(ctx, obj, into)
+}
+
+func (t targets) Patch(ctx context.Context, obj *unstructured.Unstructured, subresource string, pt types.PatchType, data []byte, opts metav1.PatchOptions) error {
+	po := client.PatchOptions{FieldManager: opts.FieldManager, Force: opts.Force}
+	if subresource == "" {
+		return t.c.Patch(ctx, obj, client.RawPatch(pt, data), &po)
 	}
-	return new(int32(v))
+	return t.c.SubResource(subresource).Patch(ctx, obj, client.RawPatch(pt, data), &client.SubResourcePatchOptions{PatchOptions: po})
 }
 
 // maxListed is how many names a summary line names.

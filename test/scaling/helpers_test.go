@@ -90,6 +90,8 @@ func startManagerWith(t testing.TB, clk clock.WithDelayedExecution, wrap func(cl
 type managerOpts struct {
 	// wrap wraps the ScheduledPodAutoscaler reconciler's client (nil: not wrapped).
 	wrap func(client.Client) client.Client
+	// wrapReader wraps its reader around the cache (nil: not wrapped).
+	wrapReader func(client.Reader) client.Reader
 	// workers is the number of workers of each controller (0: the reconcilers' defaults).
 	workers int
 }
@@ -103,6 +105,9 @@ func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpt
 	spaOpts := []base.Option{lanes, base.WithWorkers(o.workers)}
 	if o.wrap != nil {
 		spaOpts = append(spaOpts, base.WithClient(o.wrap))
+	}
+	if o.wrapReader != nil {
+		spaOpts = append(spaOpts, base.WithAPIReader(o.wrapReader))
 	}
 	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
