@@ -133,7 +133,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 			was = fmt.Sprintf("set it to %d", *value)
 		}
 		changedBy = otherManagers(l.Object.GetManagedFields(), path)
-		if n := r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, now); n > autoscalingv1alpha1.MaxPutBacks {
+		if r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, spa.Generation, now) {
 			hs.fight = conflictMessage(ref, changedBy, fieldName)
 			return hs, nil
 		}

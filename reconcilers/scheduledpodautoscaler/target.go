@@ -156,25 +156,45 @@ func otherManagers(entries []metav1.ManagedFieldsEntry, path []string) []string 
 }
 
 // putBacks remembers, per autoscaler, when almanac put back a value that another manager had
-// changed, for the fight rule (autoscalingv1alpha1.MaxPutBacks in PutBackWindow). It is
-// memory only: after a restart the count starts again.
+// changed, for the fight rule (autoscalingv1alpha1.MaxPutBacks in PutBackWindow), and the
+// generation of the spec at which the rule last stopped almanac. It is memory only: after a
+// restart the count starts again.
 type putBacks struct {
 	mu   sync.Mutex
-	seen map[types.NamespacedName][]time.Time
+	seen map[types.NamespacedName]*fight
 }
 
-// add records a put-back at now and reports how many fall within the window.
-func (p *putBacks) add(key types.NamespacedName, now time.Time) int {
+// fight is one autoscaler's put-backs.
+type fight struct {
+	at []time.Time
+	// stoppedAt is the generation at which the fight rule last stopped almanac (0: never).
+	stoppedAt int64
+}
+
+// add records a put-back at now by the autoscaler at generation, and reports whether the
+// fight rule stops almanac: more than MaxPutBacks within PutBackWindow. The count starts again
+// when the spec has changed since the rule last stopped almanac: that change is what the
+// Conflict condition asks for to resume (conflictMessage), and a resume that met the old
+// put-backs would stop again at the first write of the other manager, or at once.
+func (p *putBacks) add(key types.NamespacedName, generation int64, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.seen == nil {
-		p.seen = map[types.NamespacedName][]time.Time{}
+		p.seen = map[types.NamespacedName]*fight{}
 	}
-	recent := slices.DeleteFunc(append(p.seen[key], now), func(t time.Time) bool {
+	f := p.seen[key]
+	if f == nil || f.stoppedAt != 0 && f.stoppedAt != generation {
+		f = &fight{}
+		p.seen[key] = f
+	}
+	f.at = slices.DeleteFunc(append(f.at, now), func(t time.Time) bool {
 		return now.Sub(t) >= autoscalingv1alpha1.PutBackWindow
 	})
-	p.seen[key] = recent
-	return len(recent)
+	if len(f.at) <= autoscalingv1alpha1.MaxPutBacks {
+		return false
+	}
+	f.stoppedAt = generation
+	return true
 }
 
 func (p *putBacks) forget(key types.NamespacedName) {

@@ -299,6 +299,58 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 	})
 }
 
+// TestResumeAfterAConflictStartsTheCountAgain: the Conflict condition asks the user to stop
+// the other manager and then change the autoscaler's spec to resume. A change that does not
+// move the bounds (here overlapPolicy) resumes too: almanac puts its value back once, the
+// condition goes, and the next write of the other manager is put back again rather than
+// stopping almanac at once (the put-backs before the resume are not counted). Issue 38, item 4:
+// the resume met the old put-backs and set Conflict again without writing the target.
+func TestResumeAfterAConflictStartsTheCountAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
+	userHPA(t, ns, "api", 1, 4)
+	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	spa := fightUntilConflict(t, ns, "api")
+
+	// The user resumes with a change of the spec that leaves the bounds as they are.
+	patch := client.MergeFrom(spa.DeepCopy())
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	if err := env.Client.Patch(ctx, spa, patch); err != nil {
+		t.Fatal(err)
+	}
+	resumed := spa.Generation
+	// The reconcile of the new generation shows in status (the fence); then the condition must
+	// be gone and almanac's value back.
+	eventually(t, 10*time.Second, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), spa); err != nil {
+			return err
+		}
+		if spa.Status.ObservedGeneration != resumed {
+			return fmt.Errorf("observedGeneration %d, want %d", spa.Status.ObservedGeneration, resumed)
+		}
+		return nil
+	})
+	if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict); c != nil {
+		t.Fatalf("after the resume (generation %d) Conflict = %s %s: %s; want none, and almanac's value put back", resumed, c.Status, c.Reason, c.Message)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+
+	// The count starts again: the next write of Helm is put back.
+	helmSetsMin(t, ns, "api", 2)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), spa); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict); c != nil {
+		t.Errorf("after one more write of Helm, Conflict = %+v, want none (one put-back since the resume)", c)
+	}
+}
+
 // TestLettingGoLeavesTheBaseline: retargeting an autoscaler, and deleting it, leave each
 // target at the baseline, with its bounds still set (minReplicas not removed) and owned by no
 // almanac field manager, also while a window is open.
