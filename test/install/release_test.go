@@ -23,6 +23,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/commands/check"
 	releasecmd "github.com/almanac-dev/almanac/commands/release"
 )
 
@@ -176,7 +177,10 @@ func TestRelease(t *testing.T) {
 // ScheduledPodAutoscaler as the reconciler does when one is deleted (an HPA raised in a window
 // goes back to the baseline, a Deployment's scale to the baseline minReplicas; almanac's
 // managedFields entries go, the fields stay), then removes autoscaling.almanac.dev/release-target,
-// so that deleting the autoscaler completes; a second run changes nothing.
+// so that deleting the autoscaler completes; a second run changes nothing. almanac's webhooks
+// are in the path and nothing answers them, as when the chart's hook has stopped the manager:
+// the finalizer's removal does not need them (issue 38, item 1: it failed, and `helm
+// uninstall` aborted with almanac at 0 replicas).
 func TestReleaseAutoscalers(t *testing.T) {
 	ctx := context.Background()
 	c := env.Client
@@ -247,6 +251,14 @@ func TestReleaseAutoscalers(t *testing.T) {
 			}
 		}
 	})
+
+	// almanac's webhooks in the path, unanswered, as the hook leaves them once it has stopped
+	// the manager: removing the release finalizer must not need them (issue 38, item 1).
+	probe := check.ProbeObject(ns)
+	if err := c.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	unansweredWebhooks(t, "release-spa", probe)
 
 	// What the reconciler left in the window: almanac owns the fields it wrote.
 	before := &autoscalingv2.HorizontalPodAutoscaler{}
