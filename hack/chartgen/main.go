@@ -33,7 +33,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/api/admission/match"
 )
 
 func main() {
@@ -753,7 +753,7 @@ func (e webhookEntry) render(path string, groups map[string]bool) (string, error
 	for _, k := range []string{"name", "clientConfig", "failurePolicy", "sideEffects", "timeoutSeconds", "matchConditions"} {
 		delete(rest, k)
 	}
-	conds := append(slices.Clone(e.matchConditions), admission.MatchConditions...)
+	conds := append(slices.Clone(e.matchConditions), match.Conditions...)
 	var b strings.Builder
 	b.WriteString("- name: " + e.name + "\n")
 	b.WriteString(indent(escape(toYAML(rest)), 2))

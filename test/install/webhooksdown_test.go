@@ -23,7 +23,7 @@ import (
 )
 
 // unansweredWebhooks installs config/webhook's configurations as the chart does (failurePolicy
-// Fail, admission.MatchConditions), named id and pointed at a port where nothing answers: what
+// Fail, match.Conditions), named id and pointed at a port where nothing answers: what
 // the API server meets while the manager is scaled to 0, as `almanac release --stop-manager`
 // leaves it during an uninstall. It returns once they are in the path (an update of a label of
 // probe, one of almanac's objects, is refused for want of an answer), and removes them when
@@ -57,7 +57,7 @@ func unansweredWebhooks(t *testing.T, id string, probe client.Object) {
 
 // TestOnlyFinalizerRemovalsSkipTheWebhooks: while almanac's webhooks are in the path and no
 // replica answers them (the manager scaled to 0), an update that only removes finalizers is
-// not sent to them (admission.MatchConditions) and is admitted, by a JSON patch as `almanac
+// not sent to them (match.Conditions) and is admitted, by a JSON patch as `almanac
 // release` sends it and by a whole-object update as controllers send it; every update that
 // changes anything else with it (the spec, a label, a ScheduledJob's run-now token, an added
 // finalizer) is sent to them and refused. So nobody skips admission by removing a finalizer:

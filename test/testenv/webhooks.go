@@ -14,11 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almanac-dev/almanac/api/admission"
+	"github.com/almanac-dev/almanac/api/admission/match"
 )
 
 // InstallWebhookConfigurations installs config/webhook's configurations as the chart does
-// (both named name, failurePolicy Fail, 5s, admission.MatchConditions, no caBundle: the
+// (both named name, failurePolicy Fail, 5s, match.Conditions, no caBundle: the
 // manager writes it), but calling the local webhook server https://localhost:port by URL,
 // since there is no Service. It returns the number of webhooks.
 func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, name string, port int) (int, error) {
@@ -53,7 +53,7 @@ func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, na
 				w := &m.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
 				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, admission.MatchConditions...)
+				w.MatchConditions = append(w.MatchConditions, match.Conditions...)
 			}
 			n += len(m.Webhooks)
 			if err := c.Create(ctx, m); err != nil {
@@ -69,7 +69,7 @@ func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, na
 				w := &v.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
 				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, admission.MatchConditions...)
+				w.MatchConditions = append(w.MatchConditions, match.Conditions...)
 			}
 			n += len(v.Webhooks)
 			if err := c.Create(ctx, v); err != nil {

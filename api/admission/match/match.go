@@ -1,4 +1,8 @@
-package admission
+// Package match holds the conditions under which the API server sends a request to almanac's
+// webhooks at all (admissionregistration v1 matchConditions): the chart's webhook
+// configurations (hack/chartgen) and the tests' (test/testenv) carry them. It imports nothing
+// but the API types, so that every module that installs webhook configurations can use it.
+package match
 
 import (
 	"strings"
@@ -6,14 +10,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 )
 
-// MatchConditions are the conditions (admissionregistration v1 matchConditions, evaluated by
-// the API server; a request goes to almanac's webhooks only when all of them hold) under which
-// almanac's webhooks see a request at all. What they leave out is what admission has nothing
-// to say about, so that it never waits for a replica that answers: while none does (every
-// replica down, or the manager scaled to 0 by `almanac release` before an uninstall), a
-// finalizer can still be removed. hack/chartgen writes them into the chart's webhook
-// configurations; the tests' configurations (test/testenv) have them too.
-var MatchConditions = []admissionregistrationv1.MatchCondition{
+// Conditions must all hold for a request to go to almanac's webhooks. What they leave out is
+// what admission has nothing to say about, so that it never waits for a replica that answers:
+// while none does (every replica down, or the manager scaled to 0 by `almanac release` before
+// an uninstall), a finalizer can still be removed.
+var Conditions = []admissionregistrationv1.MatchCondition{
 	{
 		// An object being deleted (on DELETE the object is null and the condition holds):
 		// removing a finalizer from an object whose schedule went stale must not be refused.
