@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -74,6 +75,12 @@ Pods, the targets and almanac's objects stay.
 
 The Helm chart runs this as a pre-delete hook. After 'helm uninstall --no-hooks', run it by
 hand (it is safe to run more than once).
+
+When something cannot be released (a target its user may not read, say), the command says
+which and why and, with --stop-manager, scales the manager's Deployment back to the replicas
+it had, so that almanac keeps working until it is run again (Helm stops an uninstall whose
+hook fails). Removing a finalizer needs no webhook: almanac's webhooks are not sent an update
+that only removes finalizers, so it works while no replica answers them.
 
 Exit status: 0 when every Job and autoscaler carrying a finalizer was released, 1 otherwise, 2 on a usage
 or kubeconfig error.`,
@@ -134,11 +141,22 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	if err != nil {
 		return &Error{Code: 2, Msg: fmt.Sprintf("failed to build a client: %v", err)}
 	}
+	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// failed is how the command fails: once it has stopped the manager, it starts it again
+	// first, so that a failed uninstall (Helm stops when its hook fails) leaves almanac
+	// working, not installed with no replica to reconcile or to answer its webhooks.
+	failed := func(msg string) error { return &Error{Code: 1, Msg: msg} }
 	if stop.Name != "" {
-		if err := stopManager(ctx, c, stop, out); err != nil {
-			return &Error{Code: 1, Msg: err.Error()}
+		replicas, stopped, err := stopManager(ctx, c, stop, out)
+		if stopped {
+			failed = func(msg string) error {
+				return &Error{Code: 1, Msg: msg + restartManager(outer, c, stop, replicas)}
+			}
+		}
+		if err != nil {
+			return failed(err.Error())
 		}
 	}
 	namespaces := opts.Namespaces
@@ -146,12 +164,12 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	var released []string
-	var failed []string
+	var jobsFailed []string
 	for _, ns := range namespaces {
 		r, f, err := releaseJobs(ctx, c, ns)
-		released, failed = append(released, r...), append(failed, f...)
+		released, jobsFailed = append(released, r...), append(jobsFailed, f...)
 		if err != nil {
-			return &Error{Code: 1, Msg: err.Error()}
+			return failed(err.Error())
 		}
 	}
 	fmt.Fprintf(out, "Released %d Jobs (removed the finalizer %s)%s\n", len(released), batchv1alpha1.FinalizerOutcome, listed(released))
@@ -160,15 +178,32 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		r, f, err := releaseAutoscalers(ctx, c, ns)
 		spaReleased, spaFailed = append(spaReleased, r...), append(spaFailed, f...)
 		if err != nil {
-			return &Error{Code: 1, Msg: failures(failed, nil) + err.Error()}
+			return failed(failures(jobsFailed, nil) + err.Error())
 		}
 	}
 	fmt.Fprintf(out, "Released %d ScheduledPodAutoscalers (left their targets at the baseline, owned by no almanac field manager; removed the finalizer %s)%s\n",
 		len(spaReleased), autoscalingv1alpha1.ReleaseFinalizer, listed(spaReleased))
-	if len(failed)+len(spaFailed) > 0 {
-		return &Error{Code: 1, Msg: failures(failed, spaFailed) + "run almanac release again"}
+	if len(jobsFailed)+len(spaFailed) > 0 {
+		return failed(failures(jobsFailed, spaFailed) + "run almanac release again")
 	}
 	return nil
+}
+
+// restartTimeout bounds the restart of the manager after a failure, which may come after
+// --timeout has passed.
+const restartTimeout = 30 * time.Second
+
+// restartManager scales the manager's Deployment back to replicas after the command failed,
+// and says so, to be appended to the failure's message.
+func restartManager(ctx context.Context, c client.Client, key types.NamespacedName, replicas int32) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+	defer cancel()
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
+		return fmt.Sprintf("; scaling the manager's Deployment %s back to %d replicas failed too (%v): almanac is stopped: "+
+			"run kubectl scale deployment -n %s %s --replicas=%d, or finish with almanac release", key, replicas, err, key.Namespace, key.Name, replicas)
+	}
+	return fmt.Sprintf("; the manager's Deployment %s is scaled back to %d replicas, so that almanac keeps working until then", key, replicas)
 }
 
 // failures describes the Jobs and autoscalers that could not be released, ending in "; ".
@@ -183,19 +218,26 @@ func failures(jobs, autoscalers []string) string {
 	return b.String()
 }
 
-// stopManager scales the Deployment to 0 and waits until none of its Pods is left.
-func stopManager(ctx context.Context, c client.Client, key types.NamespacedName, out io.Writer) error {
+// stopManager scales the Deployment to 0 and waits until none of its Pods is left. It
+// returns the replicas the Deployment had, and whether it scaled it.
+func stopManager(ctx context.Context, c client.Client, key types.NamespacedName, out io.Writer) (replicas int32, stopped bool, err error) {
 	dep := &appsv1.Deployment{}
 	switch err := c.Get(ctx, key, dep); {
 	case apierrors.IsNotFound(err):
 		fmt.Fprintf(out, "The manager's Deployment %s is gone already\n", key)
-		return nil
+		return 0, false, nil
 	case err != nil:
-		return fmt.Errorf("failed to get the manager's Deployment %s: %w", key, err)
+		return 0, false, fmt.Errorf("failed to get the manager's Deployment %s: %w", key, err)
 	}
+	replicas = ptr.Deref(dep.Spec.Replicas, 1)
 	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))); err != nil {
-		return fmt.Errorf("failed to scale the manager's Deployment %s to 0: %w", key, err)
+		return 0, false, fmt.Errorf("failed to scale the manager's Deployment %s to 0: %w", key, err)
 	}
+	return replicas, true, waitStopped(ctx, c, key, dep, out)
+}
+
+// waitStopped waits until none of the Pods of dep is left.
+func waitStopped(ctx context.Context, c client.Client, key types.NamespacedName, dep *appsv1.Deployment, out io.Writer) error {
 	selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("the manager's Deployment %s has a selector that cannot be read: %w", key, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -330,5 +333,94 @@ func TestReleaseAutoscalers(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Released 0 ScheduledPodAutoscalers") {
 		t.Errorf("second run: output %q", out.String())
+	}
+}
+
+// TestReleaseThatFailsRestartsTheManager: when `almanac release --stop-manager` cannot release
+// everything (here an autoscaler attached to a StatefulSet, which its user may not read), it
+// exits 1 naming the autoscaler and the cause, and scales the manager's Deployment back to the
+// replicas it had, so that the uninstall that Helm stops on the hook's failure leaves almanac
+// working rather than installed with no replica (issue 38, item 1: no boundaries, no Jobs,
+// every write to almanac's kinds refused). The autoscaler keeps its finalizer.
+func TestReleaseThatFailsRestartsTheManager(t *testing.T) {
+	ctx := context.Background()
+	c := env.Client
+	const sys, ns, user = "release-fail-sys", "release-fail", "release-limited"
+	for _, n := range []string{sys, ns} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := map[string]string{"app": "almanac"}
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "almanac"}}},
+	}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "almanac"},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	db := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"}
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Finalizers: []string{autoscalingv1alpha1.ReleaseFinalizer}},
+		Spec:       autoscalingv1alpha1.ScheduledPodAutoscalerSpec{TargetRef: &ref, MinReplicas: ptr.To[int32](1)},
+	}
+	// What the release needs, but statefulsets.
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"list", "patch"}},
+		{APIGroups: []string{autoscalingv1alpha1.GroupVersion.Group}, Resources: []string{"scheduledpodautoscalers"}, Verbs: []string{"list", "patch"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, o := range []client.Object{dep, db, spa, role, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Patch(ctx, spa, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		_ = c.Delete(ctx, binding)
+		_ = c.Delete(ctx, role)
+	})
+	cfg, err := clientcmd.LoadFromFile(env.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = user
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	err = releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: kubeconfig, Namespaces: []string{ns}, StopManager: sys + "/almanac", Timeout: 30 * time.Second}, &out)
+	t.Logf("almanac release (error %v):\n%s", err, out.String())
+	var re *releasecmd.Error
+	if !errors.As(err, &re) || re.ExitCode() != 1 {
+		t.Fatalf("almanac release = %v, want exit 1", err)
+	}
+	for _, want := range []string{ns + "/db", "forbidden", "scaled back to 2 replicas"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q", want)
+		}
+	}
+	got := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(dep), got); err != nil || ptr.Deref(got.Spec.Replicas, -1) != 2 {
+		t.Errorf("after the failed release the manager's Deployment has replicas %d (%v), want 2 again", ptr.Deref(got.Spec.Replicas, -1), err)
+	}
+	latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil || !slices.Contains(latest.Finalizers, autoscalingv1alpha1.ReleaseFinalizer) {
+		t.Errorf("the autoscaler that could not be released has finalizers %v (%v), want the release finalizer kept", latest.Finalizers, err)
 	}
 }
