@@ -1181,7 +1181,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Error("helm upgrade changed the CA Secret's data")
 	}
 
-	attached := newAttachedAtUninstall(t, c)
+	attached := newAttachedInWindow(t, c, "uninstall-attached")
 	webhooksDown(t, c, mutating, validating, attached.objects()...)
 	attached.hold(t, c)
 

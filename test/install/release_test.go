@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,11 +11,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,7 +22,6 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/commands/check"
 	releasecmd "github.com/almanac-dev/almanac/commands/release"
 )
@@ -187,148 +183,39 @@ func TestRelease(t *testing.T) {
 func TestReleaseAutoscalers(t *testing.T) {
 	ctx := context.Background()
 	c := env.Client
-	const ns = "release-spa"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	// An HPA that another manager (Helm, say) created, raised by almanac in a window.
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MinReplicas:    ptr.To[int32](2),
-			MaxReplicas:    5,
-		},
-	}
-	if err := c.Create(ctx, hpa, client.FieldOwner("helm")); err != nil {
-		t.Fatal(err)
-	}
-	hpaRef := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "web"}
-	raised := autoscalingv1alpha1.BoundsApply(hpaRef, ns, string(hpa.UID), 6, 10)
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(raised), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-		t.Fatal(err)
-	}
-	// A Deployment without an HPA, scaled to 0 by almanac in a window.
-	labels := map[string]string{"app": "batch"}
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-			},
-		},
-	}
-	if err := c.Create(ctx, dep, client.FieldOwner("kubectl")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SubResource("scale").Patch(ctx, dep.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(0)), client.FieldOwner(index.FieldManager)); err != nil {
-		t.Fatal(err)
-	}
-	depRef := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "batch"}
-
-	spa := func(name string, ref autoscalingv1alpha1.TargetReference, minReplicas int32, maxReplicas *int32) *autoscalingv1alpha1.ScheduledPodAutoscaler {
-		s := &autoscalingv1alpha1.ScheduledPodAutoscaler{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Finalizers: []string{autoscalingv1alpha1.ReleaseFinalizer}},
-			Spec:       autoscalingv1alpha1.ScheduledPodAutoscalerSpec{TargetRef: &ref, MinReplicas: &minReplicas, MaxReplicas: maxReplicas},
-		}
-		if err := c.Create(ctx, s); err != nil {
+	a := newAttachedInWindow(t, c, "release-spa")
+	for _, o := range a.objects() {
+		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		s.Status.Target = &ref
-		if err := c.Status().Update(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		return s
 	}
-	web := spa("web", hpaRef, 3, ptr.To[int32](5))
-	batch := spa("batch", depRef, 2, nil)
+	a.hold(t, c)
 	t.Cleanup(func() {
-		for _, s := range []*autoscalingv1alpha1.ScheduledPodAutoscaler{web, batch} {
-			latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-			if c.Get(ctx, client.ObjectKeyFromObject(s), latest) == nil {
-				latest.Finalizers = nil
-				_ = c.Update(ctx, latest)
-			}
+		for _, o := range append(a.objects(), a.job) {
+			_ = c.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
 		}
 	})
-
 	// almanac's webhooks in the path, unanswered, as the hook leaves them once it has stopped
 	// the manager: removing the release finalizer must not need them (issue 38, item 1).
-	probe := check.ProbeObject(ns)
+	probe := check.ProbeObject(a.ns)
 	if err := c.Create(ctx, probe); err != nil {
 		t.Fatal(err)
 	}
 	unansweredWebhooks(t, "release-spa", probe)
 
-	// What the reconciler left in the window: almanac owns the fields it wrote.
-	before := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(hpa), before); err != nil || ptr.Deref(before.Spec.MinReplicas, -1) != 6 ||
-		!slices.ContainsFunc(before.ManagedFields, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == index.FieldManager }) {
-		t.Fatalf("the HPA in the window: minReplicas %v, managedFields %+v (%v)", before.Spec.MinReplicas, before.ManagedFields, err)
-	}
-
 	var out bytes.Buffer
-	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{ns}, Timeout: 30 * time.Second}, &out); err != nil {
+	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{a.ns}, Timeout: 30 * time.Second}, &out); err != nil {
 		t.Fatalf("almanac release: %v\n%s", err, out.String())
 	}
 	t.Logf("%s", out.String())
 	if !strings.Contains(out.String(), "Released 2 ScheduledPodAutoscalers") {
 		t.Errorf("output:\n%s", out.String())
 	}
-
-	owners := func(entries []metav1.ManagedFieldsEntry) []string {
-		var m []string
-		for _, e := range entries {
-			m = append(m, e.Manager)
-		}
-		return m
-	}
-	gotHPA := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(hpa), gotHPA); err != nil {
-		t.Fatal(err)
-	}
-	if gotHPA.Spec.MinReplicas == nil || *gotHPA.Spec.MinReplicas != 3 || gotHPA.Spec.MaxReplicas != 5 {
-		t.Errorf("the HPA has minReplicas %v and maxReplicas %d, want the baseline 3 and 5", ptr.Deref(gotHPA.Spec.MinReplicas, -1), gotHPA.Spec.MaxReplicas)
-	}
-	if m := owners(gotHPA.ManagedFields); slices.Contains(m, index.FieldManager) {
-		t.Errorf("the HPA's managedFields still have almanac's entries: %v", m)
-	}
-	gotDep := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(dep), gotDep); err != nil {
-		t.Fatal(err)
-	}
-	if r := ptr.Deref(gotDep.Spec.Replicas, -1); r != 2 {
-		t.Errorf("the Deployment has replicas %d, want the baseline 2", r)
-	}
-	if m := owners(gotDep.ManagedFields); slices.Contains(m, index.FieldManager) {
-		t.Errorf("the Deployment's managedFields still have almanac's entries: %v", m)
-	}
-	for _, s := range []*autoscalingv1alpha1.ScheduledPodAutoscaler{web, batch} {
-		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(s), latest); err != nil {
-			t.Fatal(err)
-		}
-		if len(latest.Finalizers) != 0 {
-			t.Errorf("ScheduledPodAutoscaler %s still has %v", s.Name, latest.Finalizers)
-		}
-	}
-	// Released, an autoscaler's deletion completes.
-	if err := c.Delete(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the deleted ScheduledPodAutoscaler gone", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &autoscalingv1alpha1.ScheduledPodAutoscaler{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%w)", err)
-		}
-		return nil
-	})
+	a.check(t, c)
 
 	// Again: nothing left to do.
 	out.Reset()
-	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{ns}, Timeout: 30 * time.Second}, &out); err != nil {
+	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{a.ns}, Timeout: 30 * time.Second}, &out); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "Released 0 ScheduledPodAutoscalers") {

@@ -58,12 +58,12 @@ func runReleaseHook(bin, kubeconfig string, j *batchv1.Job) (string, error) {
 	return out.String(), err
 }
 
-// attachedAtUninstall is what a cluster holds when almanac is uninstalled in the middle of a
-// window: an HPA that Helm created, raised by almanac, and a Deployment without an HPA, scaled
-// by almanac through its scale subresource, each with its attached ScheduledPodAutoscaler
-// (the release finalizer on, status.target set, as the reconciler leaves them), and a Job
-// that almanac started whose outcome is not recorded yet.
-type attachedAtUninstall struct {
+// attachedInWindow is what a cluster holds when almanac goes in the middle of a window: an
+// HPA that Helm created, raised by almanac, and a Deployment without an HPA, scaled by almanac
+// through its scale subresource, each with its attached ScheduledPodAutoscaler (the release
+// finalizer on, status.target set, as the reconciler leaves them), and a Job that almanac
+// started whose outcome is not recorded yet.
+type attachedInWindow struct {
 	ns          string
 	hpa         *autoscalingv2.HorizontalPodAutoscaler
 	dep         *appsv1.Deployment
@@ -71,13 +71,13 @@ type attachedAtUninstall struct {
 	autoscalers []*autoscalingv1alpha1.ScheduledPodAutoscaler
 }
 
-// newAttachedAtUninstall creates the targets and the Job, as almanac left them in the window;
-// the autoscalers are created by webhooksDown, while the webhook configurations are removed,
-// and then held.
-func newAttachedAtUninstall(t *testing.T, c client.Client) *attachedAtUninstall {
+// newAttachedInWindow creates, in namespace ns, the targets and the Job, as almanac left them
+// in the window; the caller creates the autoscalers (objects), which almanac's webhooks must
+// let through, and then holds them (hold).
+func newAttachedInWindow(t *testing.T, c client.Client, ns string) *attachedInWindow {
 	t.Helper()
 	ctx := context.Background()
-	a := &attachedAtUninstall{ns: "uninstall-attached"}
+	a := &attachedInWindow{ns: ns}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,8 @@ func newAttachedAtUninstall(t *testing.T, c client.Client) *attachedAtUninstall 
 	return a
 }
 
-// objects are the autoscalers, for webhooksDown to create.
-func (a *attachedAtUninstall) objects() []client.Object {
+// objects are the autoscalers, to create.
+func (a *attachedInWindow) objects() []client.Object {
 	out := make([]client.Object, len(a.autoscalers))
 	for i, s := range a.autoscalers {
 		out[i] = s
@@ -145,9 +145,9 @@ func (a *attachedAtUninstall) objects() []client.Object {
 	return out
 }
 
-// hold writes status.target of the autoscalers webhooksDown created (the status subresource:
-// no webhook intercepts it).
-func (a *attachedAtUninstall) hold(t *testing.T, c client.Client) {
+// hold writes status.target of the autoscalers once created (the status subresource: no
+// webhook intercepts it).
+func (a *attachedInWindow) hold(t *testing.T, c client.Client) {
 	t.Helper()
 	for _, s := range a.autoscalers {
 		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
@@ -161,10 +161,10 @@ func (a *attachedAtUninstall) hold(t *testing.T, c client.Client) {
 	}
 }
 
-// check: after `helm uninstall`, each target is at its autoscaler's baseline and owned by no
-// almanac field manager, and nothing of almanac's holds the autoscalers or the Job: deleted,
-// they go (envtest runs no namespace controller, so they are deleted one by one).
-func (a *attachedAtUninstall) check(t *testing.T, c client.Client) {
+// check: once almanac is released, each target is at its autoscaler's baseline and owned by
+// no almanac field manager, and nothing of almanac's holds the autoscalers or the Job:
+// deleted, they go (envtest runs no namespace controller, so they are deleted one by one).
+func (a *attachedInWindow) check(t *testing.T, c client.Client) {
 	t.Helper()
 	ctx := context.Background()
 	almanacs := func(entries []metav1.ManagedFieldsEntry) bool {
@@ -175,7 +175,7 @@ func (a *attachedAtUninstall) check(t *testing.T, c client.Client) {
 		t.Fatal(err)
 	}
 	if ptr.Deref(hpa.Spec.MinReplicas, -1) != 3 || hpa.Spec.MaxReplicas != 5 || almanacs(hpa.ManagedFields) {
-		t.Errorf("after helm uninstall the HPA has bounds %d-%d, almanac's managedFields %v; want the baseline 3-5 and none",
+		t.Errorf("once released, the HPA has bounds %d-%d, almanac's managedFields %v; want the baseline 3-5 and none",
 			ptr.Deref(hpa.Spec.MinReplicas, -1), hpa.Spec.MaxReplicas, almanacs(hpa.ManagedFields))
 	}
 	dep := &appsv1.Deployment{}
@@ -183,7 +183,7 @@ func (a *attachedAtUninstall) check(t *testing.T, c client.Client) {
 		t.Fatal(err)
 	}
 	if ptr.Deref(dep.Spec.Replicas, -1) != 2 || almanacs(dep.ManagedFields) {
-		t.Errorf("after helm uninstall the Deployment has %d replicas, almanac's managedFields %v; want the baseline 2 and none", ptr.Deref(dep.Spec.Replicas, -1), almanacs(dep.ManagedFields))
+		t.Errorf("once released, the Deployment has %d replicas, almanac's managedFields %v; want the baseline 2 and none", ptr.Deref(dep.Spec.Replicas, -1), almanacs(dep.ManagedFields))
 	}
 	gone := []client.Object{a.job}
 	for _, s := range a.autoscalers {

@@ -228,20 +228,28 @@ func helmSetsMin(t testing.TB, ns, name string, minReplicas int32) {
 	}
 }
 
-// fightUntilConflict has Helm set minReplicas of the HPA that autoscaler name (baseline 3-9)
-// is attached to, and almanac put it back, until the fight rule stops almanac: it returns the
-// autoscaler with the Conflict condition True.
-func fightUntilConflict(t testing.TB, ns, name string) *autoscalingv1alpha1.ScheduledPodAutoscaler {
+// fightUntilConflict attaches autoscaler "api" (baseline 3-9) to an HPA that Helm created
+// (1-4), in a namespace of its own with a manager, and has Helm set minReplicas, and almanac
+// put it back, until the fight rule stops almanac: it returns the namespace and the autoscaler
+// with the Conflict condition True.
+func fightUntilConflict(t testing.TB) (string, *autoscalingv1alpha1.ScheduledPodAutoscaler) {
 	t.Helper()
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
+	userHPA(t, ns, "api", 1, 4)
+	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
 	for i := range autoscalingv1alpha1.MaxPutBacks {
-		helmSetsMin(t, ns, name, int32(1+i%2))
-		eventually(t, 10*time.Second, hasBounds(ns, name, 3, 9))
+		helmSetsMin(t, ns, "api", int32(1+i%2))
+		eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
 	}
 	// One more: a fight.
-	helmSetsMin(t, ns, name, 1)
+	helmSetsMin(t, ns, "api", 1)
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
 	eventually(t, 10*time.Second, func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, spa); err != nil {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "api"}, spa); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict)
@@ -250,7 +258,7 @@ func fightUntilConflict(t testing.TB, ns, name string) *autoscalingv1alpha1.Sche
 		}
 		return nil
 	})
-	return spa
+	return ns, spa
 }
 
 // TestAnotherManagersWriteIsPutBackUntilTheyFight: a Helm upgrade that sets an attached HPA's
@@ -258,16 +266,8 @@ func fightUntilConflict(t testing.TB, ns, name string) *autoscalingv1alpha1.Sche
 // and says so in the Conflict condition, and a change of the spec resumes.
 func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
-	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
-	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
-	userHPA(t, ns, "api", 1, 4)
-	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
-	startManager(t, clk, ns)
-	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
-
 	// almanac leaves Helm's value once they fight, and says what to configure.
-	spa := fightUntilConflict(t, ns, "api")
+	ns, spa := fightUntilConflict(t)
 	eventually(t, 5*time.Second, func() error {
 		for _, m := range eventMessages(t, ns, "api") {
 			if strings.Contains(m, `field manager "helm" changed spec.minReplicas`) {
@@ -308,14 +308,7 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 func TestResumeAfterAConflictStartsTheCountAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := newNamespace(t)
-	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
-	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
-	userHPA(t, ns, "api", 1, 4)
-	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
-	startManager(t, clk, ns)
-	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
-	spa := fightUntilConflict(t, ns, "api")
+	ns, spa := fightUntilConflict(t)
 
 	// The user resumes with a change of the spec that leaves the bounds as they are.
 	patch := client.MergeFrom(spa.DeepCopy())
