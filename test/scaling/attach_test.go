@@ -344,19 +344,28 @@ func TestResumeAfterAConflictStartsTheCountAgain(t *testing.T) {
 	}
 }
 
+// blueGreenInWindow makes, in a namespace of its own, autoscaler "web" (baseline 2-6)
+// attached to HPA "blue" (Helm's, 1-4) with a window of 5-8 open, and Deployment "green" (1
+// replica, kubectl's) to attach it to next. It returns the namespace, the two targets and a
+// clock inside the window.
+func blueGreenInWindow(t testing.TB) (ns string, blue, green autoscalingv1alpha1.TargetReference, clk *offsetClock) {
+	t.Helper()
+	ns = newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	blue = autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
+	green = autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
+	userHPA(t, ns, "blue", 1, 4)
+	userDeployment(t, ns, "green", 1)
+	create(t, attached(ns, "web", blue, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
+	return ns, blue, green, newOffsetClock(open.Add(30 * time.Second))
+}
+
 // TestLettingGoLeavesTheBaseline: retargeting an autoscaler, and deleting it, leave each
 // target at the baseline, with its bounds still set (minReplicas not removed) and owned by no
 // almanac field manager, also while a window is open.
 func TestLettingGoLeavesTheBaseline(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
-	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
-	clk := newOffsetClock(open.Add(30 * time.Second)) // inside the window
-	first := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
-	second := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
-	userHPA(t, ns, "blue", 1, 4)
-	userDeployment(t, ns, "green", 1)
-	create(t, attached(ns, "web", first, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
+	ns, first, second, clk := blueGreenInWindow(t)
 	startManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "blue", 5, 8))
 
@@ -441,14 +450,7 @@ func (r *hiccupReader) fail(name string) int64 {
 func TestLetGoDuringAnAPIHiccupKeepsTheTarget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := newNamespace(t)
-	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
-	clk := newOffsetClock(open.Add(30 * time.Second)) // inside the window
-	blue := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
-	green := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
-	userHPA(t, ns, "blue", 1, 4)
-	userDeployment(t, ns, "green", 1)
-	create(t, attached(ns, "web", blue, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
+	ns, blue, green, clk := blueGreenInWindow(t)
 	reader := &hiccupReader{}
 	startManagerOpts(t, clk, managerOpts{wrapReader: func(r client.Reader) client.Reader { reader.Reader = r; return reader }}, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "blue", 5, 8))
