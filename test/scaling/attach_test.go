@@ -266,8 +266,30 @@ func fightUntilConflict(t testing.TB) (string, *autoscalingv1alpha1.ScheduledPod
 // and says so in the Conflict condition, and a change of the spec resumes.
 func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 	t.Parallel()
-	// almanac leaves Helm's value once they fight, and says what to configure.
-	ns, spa := fightUntilConflict(t)
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
+	userHPA(t, ns, "api", 1, 4)
+	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+
+	helmUpgrade := func(minReplicas int32) {
+		t.Helper()
+		hpa, err := getHPA(ns, "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(hpa.DeepCopy())
+		hpa.Spec.MinReplicas = ptr.To(minReplicas)
+		if err := env.Client.Patch(context.Background(), hpa, patch, client.FieldOwner("helm")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range autoscalingv1alpha1.MaxPutBacks {
+		helmUpgrade(int32(1 + i%2))
+		eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	}
 	eventually(t, 5*time.Second, func() error {
 		for _, m := range eventMessages(t, ns, "api") {
 			if strings.Contains(m, `field manager "helm" changed spec.minReplicas`) {
@@ -275,6 +297,20 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 			}
 		}
 		return fmt.Errorf("no event names helm: %q", eventMessages(t, ns, "api"))
+	})
+
+	// One more: a fight. almanac leaves Helm's value and says what to configure.
+	helmUpgrade(1)
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	eventually(t, 10*time.Second, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "api"}, spa); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, `"helm"`) || !strings.Contains(c.Message, "spec.minReplicas") || !strings.Contains(c.Message, "ignoreDifferences") {
+			return fmt.Errorf("Conflict = %+v, want True naming helm, spec.minReplicas and ignoreDifferences", c)
+		}
+		return nil
 	})
 	time.Sleep(time.Second)
 	if err := hasBounds(ns, "api", 1, 9)(); err != nil {
@@ -344,28 +380,19 @@ func TestResumeAfterAConflictStartsTheCountAgain(t *testing.T) {
 	}
 }
 
-// blueGreenInWindow makes, in a namespace of its own, autoscaler "web" (baseline 2-6)
-// attached to HPA "blue" (Helm's, 1-4) with a window of 5-8 open, and Deployment "green" (1
-// replica, kubectl's) to attach it to next. It returns the namespace, the two targets and a
-// clock inside the window.
-func blueGreenInWindow(t testing.TB) (ns string, blue, green autoscalingv1alpha1.TargetReference, clk *offsetClock) {
-	t.Helper()
-	ns = newNamespace(t)
-	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
-	blue = autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
-	green = autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
-	userHPA(t, ns, "blue", 1, 4)
-	userDeployment(t, ns, "green", 1)
-	create(t, attached(ns, "web", blue, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
-	return ns, blue, green, newOffsetClock(open.Add(30 * time.Second))
-}
-
 // TestLettingGoLeavesTheBaseline: retargeting an autoscaler, and deleting it, leave each
 // target at the baseline, with its bounds still set (minReplicas not removed) and owned by no
 // almanac field manager, also while a window is open.
 func TestLettingGoLeavesTheBaseline(t *testing.T) {
 	t.Parallel()
-	ns, first, second, clk := blueGreenInWindow(t)
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(30 * time.Second)) // inside the window
+	first := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
+	second := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
+	userHPA(t, ns, "blue", 1, 4)
+	userDeployment(t, ns, "green", 1)
+	create(t, attached(ns, "web", first, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
 	startManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "blue", 5, 8))
 
@@ -450,7 +477,14 @@ func (r *hiccupReader) fail(name string) int64 {
 func TestLetGoDuringAnAPIHiccupKeepsTheTarget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns, blue, green, clk := blueGreenInWindow(t)
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(30 * time.Second)) // inside the window
+	blue := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
+	green := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
+	userHPA(t, ns, "blue", 1, 4)
+	userDeployment(t, ns, "green", 1)
+	create(t, attached(ns, "web", blue, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
 	reader := &hiccupReader{}
 	startManagerOpts(t, clk, managerOpts{wrapReader: func(r client.Reader) client.Reader { reader.Reader = r; return reader }}, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "blue", 5, 8))
