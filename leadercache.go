@@ -36,12 +36,17 @@ var leaderKinds = []client.Object{&batchv1.Job{}, &autoscalingv2.HorizontalPodAu
 // leader-election runnable keeps the wiring as it is (main.go registers every index of
 // api/index once, on the manager's FieldIndexer; the reconcilers watch and read through the
 // manager's cache and client) and leaves the replicas that only serve webhooks without them.
+//
+// It delegates every method of cache.Cache explicitly, and embeds neither cache: a method that
+// controller-runtime adds to the interface later must not reach every replica's cache unrouted
+// (the build fails here instead: the assertion below), and TestLeaderCacheDeclaresEveryMethod
+// checks that each method is the type's own.
 type leaderCache struct {
-	cache.Cache // every replica's
-	leader      cache.Cache
-	kinds       map[schema.GroupVersionKind]bool
-	scheme      *runtime.Scheme
-	started     atomic.Bool
+	every   cache.Cache // every replica's
+	leader  cache.Cache
+	kinds   map[schema.GroupVersionKind]bool
+	scheme  *runtime.Scheme
+	started atomic.Bool
 }
 
 var _ cache.Cache = (*leaderCache)(nil)
@@ -60,7 +65,7 @@ func newLeaderCache(cfg *rest.Config, opts cache.Options) (*leaderCache, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &leaderCache{Cache: every, leader: leader, kinds: map[schema.GroupVersionKind]bool{}, scheme: opts.Scheme}
+	c := &leaderCache{every: every, leader: leader, kinds: map[schema.GroupVersionKind]bool{}, scheme: opts.Scheme}
 	for _, obj := range leaderKinds {
 		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
 		if err != nil {
@@ -95,7 +100,7 @@ func (c *leaderCache) forObject(obj runtime.Object) (cache.Cache, bool, error) {
 	if c.kinds[gvk] {
 		return c.leader, true, nil
 	}
-	return c.Cache, false, nil
+	return c.every, false, nil
 }
 
 // reader is forObject for reads, which fail on a leader kind until the leader cache started.
@@ -138,7 +143,7 @@ func (c *leaderCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVe
 	if c.kinds[gvk] {
 		return c.leader.GetInformerForKind(ctx, gvk, opts...)
 	}
-	return c.Cache.GetInformerForKind(ctx, gvk, opts...)
+	return c.every.GetInformerForKind(ctx, gvk, opts...)
 }
 
 func (c *leaderCache) RemoveInformer(ctx context.Context, obj client.Object) error {
@@ -157,6 +162,12 @@ func (c *leaderCache) IndexField(ctx context.Context, obj client.Object, field s
 	return to.IndexField(ctx, obj, field, extractValue)
 }
 
-// Start and WaitForCacheSync are every replica's cache's (embedded): the manager starts and
-// waits for that one before it serves webhooks; the leader cache's informers are waited for
-// by the controllers that watch them.
+// Start is every replica's cache's: the manager starts it before it serves webhooks; the
+// leader cache starts with LeaderRunnable.
+func (c *leaderCache) Start(ctx context.Context) error { return c.every.Start(ctx) }
+
+// WaitForCacheSync is every replica's cache's: the manager waits for it before it serves
+// webhooks; the leader cache's informers are waited for by the controllers that watch them.
+func (c *leaderCache) WaitForCacheSync(ctx context.Context) bool {
+	return c.every.WaitForCacheSync(ctx)
+}

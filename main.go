@@ -277,7 +277,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 		HealthProbeBindAddress:  opts.probeAddr,
 		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
-		LeaderElectionID:        "almanac.almanac.dev",
+		LeaderElectionID:        index.LeaderElectionID,
 		LeaderElectionNamespace: opts.leaderElectNS,
 		// Leader changes hand over faster when the old leader gives up its lease on exit.
 		LeaderElectionReleaseOnCancel: true,

@@ -50,12 +50,16 @@ func TestDraining(t *testing.T) {
 
 	cancel()
 	stopped := time.Now()
-	time.Sleep(drain / 3)
+	// The fence: the drain shows (responses say "Connection: close"); the server must still
+	// be serving then.
+	for call() != "close" {
+		if time.Since(stopped) > 10*drain {
+			t.Fatal("no response says Connection: close after the manager stopped")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if serving.Err() != nil {
 		t.Fatal("the server stopped as soon as the manager did, with no drain")
-	}
-	if got := call(); got != "close" {
-		t.Errorf("during the drain: Connection %q, want close", got)
 	}
 	select {
 	case err := <-done:

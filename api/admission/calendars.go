@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -178,10 +179,10 @@ func warnPastPeriods(v *verdict, spec *calendarv1alpha1.CalendarSpec, zone timin
 // checkCalendarReferences checks an object's spec.calendars: the same calendar named twice in
 // one list is refused (field.Duplicate); with env.Objects, each calendar named that does not
 // exist, or does not compile, is a warning (it holds the object: no window opens, no run
-// starts).
-func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, c *calendarv1alpha1.Calendars, env Env) error {
+// starts). It returns the calendars it read (nil without env.Objects or calendars).
+func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, c *calendarv1alpha1.Calendars, env Env) (*calendarv1alpha1.Book, error) {
 	if c.Empty() {
-		return nil
+		return nil, nil
 	}
 	for _, list := range []struct {
 		name string
@@ -200,17 +201,34 @@ func checkCalendarReferences(ctx context.Context, v *verdict, namespace string, 
 		}
 	}
 	if env.Objects == nil {
-		return nil
+		return nil, nil
 	}
 	book, err := calendarv1alpha1.ReadBook(ctx, env.Objects, namespace, c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, problems := book.Mask(namespace, c)
 	for _, p := range problems {
 		v.warn(p)
 	}
-	return nil
+	return book, nil
+}
+
+// businessDaysSteps bounds the walk that looks for a schedule's next business day at
+// admission: a step per day, and the engine looks at most eight years ahead.
+const businessDaysSteps = 8*366 + 2
+
+// checkBusinessDays warns when the calendars of a schedule with business-day forms (LW, 15W,
+// W#2) leave those forms no day within eight years after now, so that it never fires (the
+// engine's reason, timing.ErrNoSlot). The calendars are other objects, which may change: it is
+// a warning, as a missing calendar is.
+func checkBusinessDays(ctx context.Context, v *verdict, c timing.Cron, zone timing.Zone, now time.Time) {
+	if !c.CountsBusinessDays() {
+		return
+	}
+	if _, err := c.NextWithin(timing.NewBudget(ctx, businessDaysSteps), zone.Location, now); errors.Is(err, timing.ErrNoSlot) {
+		v.warn("spec.calendars: " + err.Error())
+	}
 }
 
 // calendarsEqual reports whether two spec.calendars name the same calendars in the same

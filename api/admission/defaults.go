@@ -59,8 +59,9 @@ func DefaultScheduledPodAutoscaler(spa *autoscalingv1alpha1.ScheduledPodAutoscal
 
 // DefaultSchedule writes the default time zone (UTC), the zone's canonical name, the
 // canonical forms of the times (HH:mm, or yyyy-MM-ddTHH:mm wall time in the zone for OneShot,
-// converting RFC 3339 times with an offset), of the days (Monday; daysOfWeek Monday first,
-// without repeats) and of the cron schedule, and the scaleTargetRef's apiVersion and kind.
+// converting RFC 3339 times with an offset), of the days (Monday; daysOfWeek and businessDays
+// Monday first, without repeats) and of the cron schedule, and the scaleTargetRef's apiVersion
+// and kind.
 func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	spec := &s.Spec
 	if spec.ScaleTargetRef.APIVersion == "" {
@@ -91,13 +92,17 @@ func DefaultSchedule(s *autoscalingv1alpha1.Schedule) []string {
 	if days, ok := timing.CanonicalWeekdays(spec.DaysOfWeek); ok && len(days) > 0 {
 		spec.DaysOfWeek = days
 	}
+	if days, ok := timing.CanonicalWeekdays(spec.BusinessDays); ok && len(days) > 0 {
+		spec.BusinessDays = days
+	}
 	return warnings
 }
 
 // DefaultScheduledJob writes the default time zone and its canonical name, moves a
 // timestamp written in schedule (the form of the "AT" controller) to at, writes at as a wall
-// time in the zone (to the second when its seconds are not 00) and the cron schedule in its
-// canonical spelling, and fills in the Job policies.
+// time in the zone (to the second when its seconds are not 00), the cron schedule in its
+// canonical spelling and businessDays as full names, Monday first, without repeats, and fills
+// in the Job policies.
 func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	spec := &sj.Spec
 	zone, zoneOK := defaultZone(&spec.TimeZone)
@@ -115,6 +120,9 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 		warnings = appendNonEmpty(warnings, w)
 	}
 	spec.Schedule = canonicalCron(spec.Schedule)
+	if days, ok := timing.CanonicalWeekdays(spec.BusinessDays); ok && len(days) > 0 {
+		spec.BusinessDays = days
+	}
 	if spec.StartingDeadlineSeconds == nil {
 		spec.StartingDeadlineSeconds = ptr.To(batchv1alpha1.DefaultStartingDeadlineSeconds)
 	}

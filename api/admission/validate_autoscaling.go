@@ -36,7 +36,8 @@ func enginePath(fe timing.FieldError) *field.Path {
 const maxOverlapReports = 3
 
 // ValidateSchedule checks what the schema cannot: the time zone, the times, days and cron
-// schedule by the time semantics, a OneShot window in the past, and overlaps with the other
+// schedule by the time semantics (with its day forms and businessDays, as
+// ValidateScheduledJob), a OneShot window in the past, and overlaps with the other
 // Schedules of the same autoscaler (an error under overlapPolicy Forbid, a warning under Max),
 // comparing the windows as their calendars (spec.calendars, the Schedule's and the
 // siblings') cut them. It warns about wall-clock times in a DST gap or repeat, legacy zone
@@ -62,7 +63,8 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	if err := checkZeroReplicas(ctx, v, s, old, env); err != nil {
 		return nil, nil, err
 	}
-	if err := checkCalendarReferences(ctx, v, s.Namespace, s.Spec.Calendars, env); err != nil {
+	ownBook, err := checkCalendarReferences(ctx, v, s.Namespace, s.Spec.Calendars, env)
+	if err != nil {
 		return nil, nil, err
 	}
 
@@ -72,6 +74,19 @@ func ValidateSchedule(ctx context.Context, s, old *autoscalingv1alpha1.Schedule,
 	}
 	if window == nil {
 		return v.result()
+	}
+	if c, ok := window.Cron(); ok {
+		if note := c.EitherDayNote(); note != "" {
+			v.warn("spec.schedule: " + note)
+		}
+		if ownBook != nil && c.CountsBusinessDays() {
+			spec := s.Spec.Timing()
+			spec.Calendars, _ = ownBook.Mask(s.Namespace, s.Spec.Calendars)
+			if masked, errs := spec.Compile(); len(errs) == 0 {
+				mc, _ := masked.Cron()
+				checkBusinessDays(ctx, v, mc, masked.Zone(), env.Now)
+			}
+		}
 	}
 	if w := window.Zone().Warning; w != "" {
 		v.warn("spec.timeZone: " + w)

@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,11 +17,14 @@ import (
 )
 
 // ValidateScheduledJob checks when the ScheduledJob runs (the time zone, at — a valid wall time
-// whose starting deadline has not passed — or the cron schedule: parsable, fires, no @every or
-// TZ=; exactly one of them), and that the name leaves room for the Jobs' names. It warns
-// about DST gaps and repeats, legacy zone names and an at in the past that is still within its
-// deadline, and about calendars named in spec.calendars that do not exist or do not compile
-// (checkCalendarReferences); it refuses a calendar named twice in one list. old is nil on
+// whose starting deadline has not passed — or the cron schedule: parsable, its day forms
+// well placed, fires at least once in eight years with its businessDays, no @every or TZ=;
+// exactly one of them; businessDays only with a business-day form), and that the name leaves
+// room for the Jobs' names. It warns about DST gaps and repeats, legacy zone names, an at in
+// the past that is still within its deadline, day forms in both day fields (a day matching
+// either fires), calendars named in spec.calendars that do not exist or do not compile
+// (checkCalendarReferences), and calendars that leave the business-day forms no day
+// (checkBusinessDays); it refuses a calendar named twice in one list. old is nil on
 // create. The rules are api/timing's, which the reconciler and `almanac preview` read the
 // ScheduledJob with too.
 //
@@ -49,12 +53,22 @@ func ValidateScheduledJob(ctx context.Context, sj, old *batchv1alpha1.ScheduledJ
 		for _, note := range sched.Cron.DSTNotes(sched.Zone, env.Now) {
 			v.warn("spec.schedule: " + note.Message)
 		}
+		if note := sched.Cron.EitherDayNote(); note != "" {
+			v.warn("spec.schedule: " + note)
+		}
 	}
 	if sched != nil && sched.Zone.Warning != "" {
 		v.warn("spec.timeZone: " + sched.Zone.Warning)
 	}
-	if err := checkCalendarReferences(ctx, v, sj.Namespace, spec.Calendars, env); err != nil {
+	book, err := checkCalendarReferences(ctx, v, sj.Namespace, spec.Calendars, env)
+	if err != nil {
 		return nil, nil, err
+	}
+	if sched != nil && book != nil && sched.Cron.CountsBusinessDays() {
+		masked, _ := sj.TimingWith(book)
+		if withCalendars, ferrs := masked.Compile(); len(ferrs) == 0 {
+			checkBusinessDays(ctx, v, withCalendars.Cron, withCalendars.Zone, env.Now)
+		}
 	}
 	errs, warnings, _ := v.result()
 	errs = append(errs, validateJobOwner(sj.Name, "ScheduledJob", "the slot: the Unix minute of the run", old == nil, &warnings)...)
@@ -238,6 +252,6 @@ func validateRestartPolicy(t, old *corev1.PodTemplateSpec) field.ErrorList {
 
 // jobTimingEqual reports whether two ScheduledJobs run at the same times.
 func jobTimingEqual(a, b *batchv1alpha1.ScheduledJobSpec) bool {
-	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Spread == b.Spread &&
+	return a.At == b.At && a.Schedule == b.Schedule && a.TimeZone == b.TimeZone && a.Spread == b.Spread && slices.Equal(a.BusinessDays, b.BusinessDays) &&
 		ptr.Equal(a.StartingDeadlineSeconds, b.StartingDeadlineSeconds) && calendarsEqual(a.Calendars, b.Calendars)
 }

@@ -33,6 +33,14 @@ func Set(conds *[]metav1.Condition, c metav1.Condition, generation int64, now ti
 // docs/gitops.md has what each kind reports in each state.
 const TypeStalled = "Stalled"
 
+// ReasonRequestRefused is the reason of the Ready condition, on every almanac kind that has
+// one, while the API server refuses a request that the reconciler made (RBAC, an admission
+// webhook or policy, a quota, an invalid object): the message has the API server's answer and
+// what to change. Such a request is tried again about a minute later, or at the object's next
+// instant if that is sooner, or at once when the object or an object it names changes. It is
+// terminal (Stalled): someone must change something before the request passes.
+const ReasonRequestRefused = "RequestRefused"
+
 // Terminal is a state of a condition that stalls an object: a user must act.
 type Terminal struct {
 	// Type is the condition's type.

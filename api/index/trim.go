@@ -7,11 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// FieldManager is the field manager of every write almanac makes: the HPAs' server-side
-// apply, the status patches of its objects, and the CA bundle it injects into its webhook
-// configurations. The cache keeps its managedFields entries of HPAs, and no other.
-const FieldManager = "almanac"
-
 // What the manager's cache keeps. The manager watches every Job, HPA and almanac object in the
 // cluster (an EventJob may follow any Job), so what it keeps of each is what its memory holds:
 // only what almanac's reconcilers and webhooks read. A field dropped here reads as empty from

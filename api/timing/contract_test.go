@@ -255,3 +255,92 @@ func TestContractEffectiveReplicas(t *testing.T) {
 		t.Errorf("OverlapHorizon = %v, want %v", got, want)
 	}
 }
+
+// TestContractMonthEndsAndBusinessDays checks the examples of "Month ends and business days".
+func TestContractMonthEndsAndBusinessDays(t *testing.T) {
+	calendar := func(zone string, days []string, periods ...[2]string) *Calendar {
+		t.Helper()
+		spec := CalendarSpec{Name: "Calendar c", TimeZone: zone}
+		for _, d := range days {
+			spec.Days = append(spec.Days, CalendarDay{Date: d})
+		}
+		for _, p := range periods {
+			spec.Periods = append(spec.Periods, CalendarPeriod{Start: p[0], End: p[1]})
+		}
+		c, errs := spec.Compile()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		return c
+	}
+	// runs returns the local wall times of the runs in [from, to).
+	runs := func(spec JobSpec, from, to string) []string {
+		t.Helper()
+		s, errs := spec.Compile()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		got, err := s.Runs(unlimited(), instant(t, from), instant(t, to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, r := range got {
+			out = append(out, r.In(s.Zone.Location).Format("Mon 2006-01-02 15:04 MST"))
+		}
+		return out
+	}
+	utc := calendar("UTC", []string{"12-25"})
+	freeze := calendar("America/New_York", nil, [2]string{"2027-12-31T12:00", "2028-01-01T00:00"})
+	for _, tt := range []struct {
+		name     string
+		spec     JobSpec
+		from, to string
+		want     []string
+	}{
+		{name: "L-3 is January 28, February 25 or 26", spec: JobSpec{Schedule: "0 0 L-3 1,2 *"}, from: "2027-01-01T00:00:00Z", to: "2028-03-01T00:00:00Z",
+			want: []string{"Thu 2027-01-28 00:00 UTC", "Thu 2027-02-25 00:00 UTC", "Fri 2028-01-28 00:00 UTC", "Sat 2028-02-26 00:00 UTC"}},
+		{name: "1W on a Saturday the 1st is Monday the 3rd", spec: JobSpec{Schedule: "0 9 1W 1 *"}, from: "2028-01-01T00:00:00Z", to: "2028-02-01T00:00:00Z",
+			want: []string{"Mon 2028-01-03 09:00 UTC"}},
+		{name: "31W on a Sunday the 31st is Friday the 29th", spec: JobSpec{Schedule: "0 9 31W 10 *"}, from: "2027-10-01T00:00:00Z", to: "2027-11-01T00:00:00Z",
+			want: []string{"Fri 2027-10-29 09:00 UTC"}},
+		{name: "a holiday on Wednesday the 15th makes 15W Tuesday the 14th",
+			spec: JobSpec{Schedule: "0 9 15W 12 *", Calendars: Mask{Skip: []*Calendar{calendar("UTC", []string{"2027-12-15"})}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T00:00:00Z", want: []string{"Tue 2027-12-14 09:00 UTC"}},
+		{name: "31W does not fire in April", spec: JobSpec{Schedule: "0 9 31W 3-5 *"}, from: "2027-03-01T00:00:00Z", to: "2027-06-01T00:00:00Z",
+			want: []string{"Wed 2027-03-31 09:00 UTC", "Mon 2027-05-31 09:00 UTC"}},
+		{name: "FRI#5 fires only in months with five Fridays", spec: JobSpec{Schedule: "0 9 * * FRI#5"}, from: "2027-01-01T00:00:00Z", to: "2027-05-01T00:00:00Z",
+			want: []string{"Fri 2027-01-29 09:00 UTC", "Fri 2027-04-30 09:00 UTC"}},
+		{name: "a UTC calendar's 12-25 closes 12-24 at 20:00 in New York", spec: JobSpec{Schedule: "0 20 24W 12 *", TimeZone: "America/New_York", Calendars: Mask{Skip: []*Calendar{utc}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T00:00:00Z", want: []string{"Thu 2027-12-23 20:00 EST"}},
+		{name: "but not at 09:00", spec: JobSpec{Schedule: "0 9 24W 12 *", TimeZone: "America/New_York", Calendars: Mask{Skip: []*Calendar{utc}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T00:00:00Z", want: []string{"Fri 2027-12-24 09:00 EST"}},
+		{name: "an afternoon freeze on the 31st moves a 13:00 LW to the 30th", spec: JobSpec{Schedule: "0 13 LW 12 *", TimeZone: "America/New_York", Calendars: Mask{Skip: []*Calendar{freeze}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T12:00:00Z", want: []string{"Thu 2027-12-30 13:00 EST"}},
+		{name: "and leaves a 09:00 one on the 31st", spec: JobSpec{Schedule: "0 9 LW 12 *", TimeZone: "America/New_York", Calendars: Mask{Skip: []*Calendar{freeze}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T12:00:00Z", want: []string{"Fri 2027-12-31 09:00 EST"}},
+		{name: "0 9,17 LW picks its day by 09:00, and the calendars skip the 17:00 run", spec: JobSpec{Schedule: "0 9,17 LW 12 *", TimeZone: "America/New_York", Calendars: Mask{Skip: []*Calendar{freeze}}},
+			from: "2027-12-01T00:00:00Z", to: "2028-01-01T12:00:00Z", want: []string{"Fri 2027-12-31 09:00 EST"}},
+		{name: "30 2 * * SUN#2 in New York runs at the jump", spec: JobSpec{Schedule: "30 2 * 3 SUN#2", TimeZone: "America/New_York"},
+			from: "2027-03-01T00:00:00Z", to: "2027-04-01T00:00:00Z", want: []string{"Sun 2027-03-14 03:00 EDT"}},
+		{name: "30 2 * * SUNL in Berlin runs at the first occurrence", spec: JobSpec{Schedule: "30 2 * 10 SUNL", TimeZone: "Europe/Berlin"},
+			from: "2027-10-01T00:00:00Z", to: "2027-11-01T00:00:00Z", want: []string{"Sun 2027-10-31 02:30 CEST"}},
+		{name: "both day fields restricted: the last business day or the first Monday", spec: JobSpec{Schedule: "0 9 LW 11 MON#1"},
+			from: "2027-11-01T00:00:00Z", to: "2027-12-01T00:00:00Z", want: []string{"Mon 2027-11-01 09:00 UTC", "Tue 2027-11-30 09:00 UTC"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, runs(tt.spec, tt.from, tt.to)); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, spec := range []string{"0 9 MON#1 * *", "0 9 * * L", "0 9 W#0 * *", "0 9 32W * *", "0 9 L-31 * *", "0 9 * * FRI#6", "0 9 1-LW * *", "0 9 L/2 * *",
+		"0 9 W#24 * *", "0 9 30W 2 *", "0 9 * 2 MON#5"} {
+		if _, err := ParseCron(spec); err == nil {
+			t.Errorf("ParseCron(%q) is accepted, want it refused", spec)
+		}
+	}
+	if _, errs := (JobSpec{Schedule: "0 9 W#22 * *", BusinessDays: []string{"Monday", "Tuesday", "Wednesday", "Thursday"}}).Compile(); len(errs) != 1 {
+		t.Errorf("W#22 with four business days: %v, want refused", errs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 )
 
 // Cron is a parsed cron schedule: five fields (minute, hour, day of month, month, day of
-// week) or a descriptor. Day matching follows robfig/cron, like Kubernetes CronJobs: when
-// both the day-of-month and the day-of-week field are restricted (neither starts with *), a
-// day matches either; otherwise it must match both.
+// week) or a descriptor, with the day forms L, L-n, LW, nW and W#n in the day-of-month field
+// and D#n and DL in the day-of-week field (see monthdays.go). Day matching follows
+// robfig/cron, like Kubernetes CronJobs: when both the day-of-month and the day-of-week field
+// are restricted (neither starts with *), a day matches either; otherwise it must match both.
 //
 // The zero Cron never fires.
 type Cron struct {
@@ -23,12 +25,21 @@ type Cron struct {
 	// domOrDow is true when a day matching either the day-of-month or the day-of-week
 	// field matches (both fields restricted).
 	domOrDow bool
+	// forms are the day forms beyond standard cron.
+	forms dayForms
+	// firstHour and firstMinute are the schedule's first time of day: a day is a business day
+	// when the calendars leave that time open on it.
+	firstHour, firstMinute int
+	// biz says what a business day is for the business-day forms (LW, nW, W#n); nil means
+	// Monday to Friday, without calendars.
+	biz *business
 }
 
 // searchHorizon bounds every search for a slot or an interval, so that no input can make
 // the engine loop. Any date that a valid cron schedule requires recurs within eight years:
 // February 29 is the rarest, and it skips only century years not divisible by 400
-// (2096 → 2104).
+// (2096 → 2104); ParseCron refuses day forms that can go longer without a firing (the fifth
+// Monday of February).
 const searchHorizon = searchDays * 24 * time.Hour
 
 // searchDays is searchHorizon in days.
@@ -55,7 +66,19 @@ var cronFields = [5]string{"minute", "hour", "day-of-month", "month", "day-of-we
 // rejects @every, which counts from whenever the process started and ignores time zones;
 // TZ= and CRON_TZ= prefixes, because the zone is a field of its own; six-field forms with
 // seconds; and schedules that never fire, such as "0 0 30 2 *". It never panics.
+//
+// The day forms L, L-n, LW, nW, W#n, D#n and DL are read by almanac itself (see Cron); the
+// business-day forms (LW, nW, W#n) count Monday to Friday as business days, without
+// calendars, until the schedule is compiled in a Spec or a JobSpec with the object's business
+// days and calendars. A schedule with day forms that can go more than eight years without a
+// firing is refused too.
 func ParseCron(spec string) (Cron, error) {
+	return parseCron(spec, defaultWeekdays)
+}
+
+// parseCron is ParseCron with the business weekdays (bit d for weekday d) that the
+// business-day forms count, which decide whether the schedule fires at all.
+func parseCron(spec string, weekdays uint8) (Cron, error) {
 	s := strings.TrimSpace(spec)
 	if s == "" {
 		return Cron{}, errors.New("a cron schedule is required: " + cronExpected)
@@ -72,44 +95,107 @@ func ParseCron(spec string) (Cron, error) {
 		return Cron{}, fmt.Errorf("%q sets a time zone inside the schedule: remove %q and set the schedule's time zone to %q instead", spec, s[:len(prefix)]+zone, zone)
 	}
 
-	var canonical string
 	if strings.HasPrefix(s, "@") {
 		name := strings.ToLower(s)
 		if name == "@every" || strings.HasPrefix(name, "@every ") {
 			return Cron{}, fmt.Errorf(`%q is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as %q`,
 				spec, everyHint(strings.TrimSpace(s[len("@every"):])))
 		}
-		var ok bool
-		if canonical, ok = descriptors[name]; !ok {
+		canonical, ok := descriptors[name]
+		if !ok {
 			return Cron{}, fmt.Errorf("%q is not a known descriptor: %s", spec, cronExpected)
 		}
-	} else {
-		fields := strings.Fields(s)
-		switch n := len(fields); {
-		case n == 6 || n == 7:
-			return Cron{}, fmt.Errorf("%q has %d fields: seconds (and years) are not supported; %s", spec, n, cronExpected)
-		case n != 5:
-			return Cron{}, fmt.Errorf("%q has %d fields: %s", spec, n, cronExpected)
+		c, err := cronOf(canonical, []string{canonical}, dayForms{})
+		if err != nil {
+			return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %w; %s", spec, err, cronExpected)
 		}
-		// Parse each field on its own first, so that the message can name the field.
-		for i, f := range fields {
-			probe := []string{"*", "*", "*", "*", "*"}
-			probe[i] = f
-			probed, err := parseStandard(strings.Join(probe, " "))
-			if err != nil {
-				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q: %w; %s", spec, cronFields[i], f, err, cronExpected)
-			}
-			// robfig/cron accepts a list without items (",") as matching nothing.
-			if fields := [...]uint64{probed.Minute, probed.Hour, probed.Dom, probed.Month, probed.Dow}; fields[i]&^starBit == 0 {
-				return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q matches no value; %s", spec, cronFields[i], f, cronExpected)
-			}
-		}
-		canonical = strings.Join(fields, " ")
+		return c, nil
 	}
 
-	schedule, err := parseStandard(canonical)
+	fields := strings.Fields(s)
+	switch n := len(fields); {
+	case n == 6 || n == 7:
+		return Cron{}, fmt.Errorf("%q has %d fields: seconds (and years) are not supported; %s", spec, n, cronExpected)
+	case n != 5:
+		return Cron{}, fmt.Errorf("%q has %d fields: %s", spec, n, cronExpected)
+	}
+	// The day forms are taken out of the day fields first; robfig/cron parses the rest.
+	var forms dayForms
+	plain := slices.Clone(fields)
+	for _, i := range []int{2, 4} {
+		rest, err := splitForms(fields[i], i == 2, &forms)
+		if err != nil {
+			return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field: %w", spec, cronFields[i], err)
+		}
+		plain[i] = rest
+	}
+	// Parse each field on its own first, so that the message can name the field.
+	for i, f := range plain {
+		if f == "" {
+			continue // only forms
+		}
+		probe := []string{"*", "*", "*", "*", "*"}
+		probe[i] = f
+		probed, err := parseStandard(strings.Join(probe, " "))
+		if err != nil {
+			hint := ""
+			if looksLikeForm(i, f) {
+				hint = "; " + formsHint
+			}
+			return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q: %w%s; %s", spec, cronFields[i], fields[i], err, hint, cronExpected)
+		}
+		// robfig/cron accepts a list without items (",") as matching nothing.
+		if sets := [...]uint64{probed.Minute, probed.Hour, probed.Dom, probed.Month, probed.Dow}; sets[i]&^starBit == 0 {
+			return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %s field %q matches no value; %s", spec, cronFields[i], fields[i], cronExpected)
+		}
+	}
+	c, err := cronOf(strings.Join(fields, " "), plain, forms)
 	if err != nil {
 		return Cron{}, fmt.Errorf("%q is not a valid cron schedule: %w; %s", spec, err, cronExpected)
+	}
+	if !c.forms.dom() && !c.forms.dow() {
+		if !c.firesAtAll() {
+			return Cron{}, fmt.Errorf("%q never fires: no calendar date matches both its day-of-month and month fields (February has no 30th, April no 31st); check those fields", spec)
+		}
+		return c, nil
+	}
+	if c.forms.business() && weekdays != defaultWeekdays {
+		c.biz = &business{weekdays: weekdays}
+	}
+	switch err := c.checkFires(); {
+	case errors.Is(err, errNeverFires):
+		biz := ""
+		if c.forms.business() {
+			biz = fmt.Sprintf(" with the business days %s", weekdaysText(weekdays))
+		}
+		return Cron{}, fmt.Errorf("%q never fires: no date matches its day-of-month, month and day-of-week fields%s "+
+			"(a month has 28 to 31 days, at most 5 of each weekday and, counting Monday to Friday, at most 23 business days); check those fields", spec, biz)
+	case err != nil:
+		return Cron{}, fmt.Errorf("%q fires too rarely: it goes %s, longer than the eight years within which almanac looks for the next run; check the day-of-month, month and day-of-week fields",
+			spec, strings.TrimPrefix(err.Error(), errTooRare.Error()+": "))
+	}
+	return c, nil
+}
+
+// cronOf builds the Cron whose canonical spelling is canonical from what robfig/cron parses
+// (a descriptor alone, or five fields of which a day field is empty when it holds only forms)
+// and the forms.
+func cronOf(canonical string, plain []string, forms dayForms) (Cron, error) {
+	// A day field of forms alone gives robfig/cron a stand-in, whose value is dropped.
+	var domOnlyForms, dowOnlyForms bool
+	probe := slices.Clone(plain)
+	for i, f := range probe {
+		switch {
+		case f != "" || len(probe) != 5:
+		case i == 2:
+			domOnlyForms, probe[i] = true, "1"
+		case i == 4:
+			dowOnlyForms, probe[i] = true, "0"
+		}
+	}
+	schedule, err := parseStandard(strings.Join(probe, " "))
+	if err != nil {
+		return Cron{}, err
 	}
 	c := Cron{
 		spec:   canonical,
@@ -118,12 +204,24 @@ func ParseCron(spec string) (Cron, error) {
 		dom:    schedule.Dom &^ starBit,
 		month:  schedule.Month &^ starBit,
 		dow:    schedule.Dow &^ starBit,
+		forms:  forms,
 		// robfig/cron marks a field that starts with * (or ?) without a step with starBit.
 		domOrDow: schedule.Dom&starBit == 0 && schedule.Dow&starBit == 0,
 	}
-	if !c.firesAtAll() {
-		return Cron{}, fmt.Errorf("%q never fires: no calendar date matches both its day-of-month and month fields (February has no 30th, April no 31st); check those fields", spec)
+	if domOnlyForms {
+		c.dom = 0
 	}
+	if dowOnlyForms {
+		c.dow = 0
+	}
+	// A day field that matches every value (*) has no use for forms.
+	if schedule.Dom&starBit != 0 {
+		c.forms.last, c.forms.lastMinus, c.forms.lastBiz, c.forms.nearest, c.forms.nthBiz = false, 0, false, 0, 0
+	}
+	if schedule.Dow&starBit != 0 {
+		c.forms.nthDow, c.forms.lastDow = [7]uint8{}, 0
+	}
+	c.firstHour, c.firstMinute, _ = c.firstTime(0, 0)
 	return c, nil
 }
 
@@ -166,10 +264,32 @@ func (c Cron) firesAtAll() bool {
 // descriptors in lower case, @annually as @yearly and @midnight as @daily.
 func (c Cron) String() string { return c.spec }
 
+// looksLikeForm reports whether a field that robfig/cron refused looks like a day form
+// written in the wrong place or shape, for the hint of the message.
+func looksLikeForm(field int, f string) bool {
+	u := strings.ToUpper(f)
+	if field == 4 {
+		u = strings.NewReplacer("WED", "", "JUL", "").Replace(u)
+	}
+	if field == 3 {
+		u = strings.ReplaceAll(u, "JUL", "")
+	}
+	return strings.ContainsAny(u, "LW#")
+}
+
 // dayMatches reports whether the schedule fires on the date of wall d.
 func (c Cron) dayMatches(d time.Time) bool {
 	if c.month&(1<<uint(d.Month())) == 0 {
 		return false
+	}
+	if c.forms.dom() || c.forms.dow() {
+		y, m, day := d.Date()
+		ms := shapeOf(y, m)
+		var biz uint32
+		if c.forms.business() {
+			biz = c.businessDays(y, m, ms)
+		}
+		return c.formsMatch(ms, day, biz)
 	}
 	domMatch := c.dom&(1<<uint(d.Day())) != 0
 	dowMatch := c.dow&(1<<uint(d.Weekday())) != 0
@@ -207,9 +327,21 @@ func (c Cron) lastTime(h, m int) (int, int, bool) {
 
 // nextSlot returns the earliest wall-clock slot at or after wall w (a whole minute).
 func (c Cron) nextSlot(w time.Time) (time.Time, bool) {
+	slot, ok, _ := c.nextSlotWithin(nil, w)
+	return slot, ok
+}
+
+// nextSlotWithin is nextSlot that spends a step of budget (nil: none) for each day it looks
+// at, and returns the budget's error when it stops.
+func (c Cron) nextSlotWithin(budget *Budget, w time.Time) (time.Time, bool, error) {
 	y, mo, d := w.Date()
 	h, m := w.Hour(), w.Minute()
 	for i := 0; i < searchDays; i++ {
+		if budget != nil {
+			if err := budget.Spend(1); err != nil {
+				return time.Time{}, false, err
+			}
+		}
 		day := civil(y, mo, d+i, 0, 0)
 		if !c.dayMatches(day) {
 			continue
@@ -218,17 +350,29 @@ func (c Cron) nextSlot(w time.Time) (time.Time, bool) {
 			h, m = 0, 0
 		}
 		if hh, mm, ok := c.firstTime(h, m); ok {
-			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true
+			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true, nil
 		}
 	}
-	return time.Time{}, false
+	return time.Time{}, false, nil
 }
 
 // prevSlot returns the latest wall-clock slot at or before wall w (a whole minute).
 func (c Cron) prevSlot(w time.Time) (time.Time, bool) {
+	slot, ok, _ := c.prevSlotWithin(nil, w)
+	return slot, ok
+}
+
+// prevSlotWithin is prevSlot that spends a step of budget (nil: none) for each day it looks
+// at, and returns the budget's error when it stops.
+func (c Cron) prevSlotWithin(budget *Budget, w time.Time) (time.Time, bool, error) {
 	y, mo, d := w.Date()
 	h, m := w.Hour(), w.Minute()
 	for i := 0; i < searchDays; i++ {
+		if budget != nil {
+			if err := budget.Spend(1); err != nil {
+				return time.Time{}, false, err
+			}
+		}
 		day := civil(y, mo, d-i, 0, 0)
 		if !c.dayMatches(day) {
 			continue
@@ -237,17 +381,18 @@ func (c Cron) prevSlot(w time.Time) (time.Time, bool) {
 			h, m = 23, 59
 		}
 		if hh, mm, ok := c.lastTime(h, m); ok {
-			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true
+			return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute), true, nil
 		}
 	}
-	return time.Time{}, false
+	return time.Time{}, false, nil
 }
 
 // Next returns the first firing instant strictly after `after`, in UTC, with the wall-clock
 // slots evaluated in loc (nil means UTC). A slot in a spring-forward gap fires at the instant
 // the clocks jumped; slots that resolve to the same instant fire once; a slot in a repeated
 // hour fires once, at its first occurrence. It returns the zero time only when there is no
-// firing within eight years, which cannot happen for a schedule that ParseCron accepted.
+// firing within eight years, which for a schedule that ParseCron accepted happens only when
+// calendars close every day that its business-day forms could pick (NextWithin says why).
 func (c Cron) Next(loc *time.Location, after time.Time) time.Time {
 	loc = orUTC(loc)
 	// A slot resolves to an instant after `after` exactly when it is later than every wall
@@ -269,6 +414,40 @@ func (c Cron) Prev(loc *time.Location, atOrBefore time.Time) time.Time {
 		return time.Time{}
 	}
 	return resolve(loc, slot).at
+}
+
+// NextWithin is Next that never answers with the zero time: it returns the first firing
+// instant strictly after `after`, or an error that says why there is none within eight years
+// (wrapping ErrNoSlot: a business-day form whose calendars close every business day), or the
+// budget's error. Each day the walk looks at is a step of budget (nil: no budget; the walk is
+// bounded by the eight years all the same).
+func (c Cron) NextWithin(budget *Budget, loc *time.Location, after time.Time) (time.Time, error) {
+	loc = orUTC(loc)
+	from := latestWall(loc, after).Truncate(time.Minute).Add(time.Minute)
+	slot, ok, err := c.nextSlotWithin(budget, from)
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !ok:
+		return time.Time{}, c.noSlot(loc, after, true)
+	}
+	return resolve(loc, slot).at, nil
+}
+
+// PrevWithin is Prev that never answers with the zero time: it returns the latest firing
+// instant at or before atOrBefore, or an error that says why there is none within eight years
+// (wrapping ErrNoSlot), or the budget's error. Each day the walk looks at is a step of budget.
+func (c Cron) PrevWithin(budget *Budget, loc *time.Location, atOrBefore time.Time) (time.Time, error) {
+	loc = orUTC(loc)
+	from := latestWall(loc, atOrBefore).Truncate(time.Minute)
+	slot, ok, err := c.prevSlotWithin(budget, from)
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !ok:
+		return time.Time{}, c.noSlot(loc, atOrBefore, false)
+	}
+	return resolve(loc, slot).at, nil
 }
 
 // Slots returns the firing instants in the half-open range [from, to), in order, in UTC,

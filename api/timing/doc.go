@@ -52,6 +52,17 @@
 // not grow with the distance between firings, and they search at most eight years (a
 // schedule that passed ParseCron always fires within that time).
 //
+// # Month ends and business days
+//
+// Cron schedules also take the day forms of Quartz, which robfig/cron never had: L, L-n, LW,
+// nW and W#n in the day-of-month field, D#n and DL in the day-of-week field (monthdays.go).
+// The business-day forms (LW, nW, W#n) count the object's business weekdays that its
+// calendars leave open at the schedule's first time of day, so that the slot they pick is
+// never one that the calendars skip. ParseCron refuses forms that never fire, or that can go
+// longer than the eight-year horizon without firing; calendars that close every business day
+// are found by the walks, which then answer with ErrNoSlot and the reason (NextWithin,
+// JobSchedule.NextSlot), never with a zero time that a caller could loop on.
+//
 // # Windows
 //
 // A Window (compiled from a Spec) is a recurrence of half-open intervals [start, end) of UTC

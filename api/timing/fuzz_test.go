@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -134,6 +136,8 @@ func FuzzParseCron(f *testing.F) {
 		"30 2 * * *", "*/15 * * * *", "0 9 * * MON-FRI", "0 0 29 2 *", "0 0 30 2 *", "@yearly", "@annually",
 		"@midnight", "@every 1h", "TZ=", "TZ=Asia/Tokyo 0 9 * * *", "CRON_TZ=UTC", "0 30 2 * * *", "* * * *",
 		"0-59/0 * * * *", "5-1 * * * *", "? ? ? ? ?", "0 0 1,15 * 1", "@", "", "a b c d e",
+		"0 9 L * *", "0 9 L-3 * *", "0 9 LW * *", "0 9 15W * *", "0 9 W#2 * *", "0 9 * * MON#1", "0 9 * * FRIL",
+		"0 9 1,15W,L * 5L", "0 9 W#24 * *", "0 9 * 2 MON#5", "0 9 * * L", "0 9 LW-1 * *", "0 9 l-0 * *", "0 9 * * 7#1",
 	} {
 		f.Add(s)
 	}
@@ -146,7 +150,7 @@ func FuzzParseCron(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ParseCron(%q) = %q, which does not parse: %v", s, c.String(), err)
 		}
-		if diff := cmp.Diff(c, again, cmp.AllowUnexported(Cron{})); diff != "" {
+		if diff := cmp.Diff(c, again, cmp.AllowUnexported(Cron{}, dayForms{})); diff != "" {
 			t.Fatalf("ParseCron(%q) is not idempotent (-first +second):\n%s", s, diff)
 		}
 		at := time.Date(2027, time.March, 14, 6, 59, 0, 0, time.UTC)
@@ -157,21 +161,58 @@ func FuzzParseCron(f *testing.F) {
 }
 
 // FuzzCronNextPrev checks that Next and Prev are consistent on arbitrary instants in DST
-// zones: Prev(Next(t)) is Next(t), and nothing fires between Prev(t) and t's Next.
+// zones: Prev(Next(t)) is Next(t), and nothing fires between Prev(t) and t's Next. The day
+// forms count business days from a fuzzed set of weekdays (business, 0 for Monday to Friday)
+// and, when holidays is not 0, a calendar of yearly days derived from it (in another DST
+// zone) that closes some of them. When the calendar leaves a business-day form no day, Next
+// has no answer, and NextWithin says why.
 func FuzzCronNextPrev(f *testing.F) {
-	f.Add("*/15 * * * *", int64(1820203200), uint8(0))
-	f.Add("30 2 * * *", int64(1825473600), uint8(1))
-	f.Add("0 0 29 2 *", int64(1830000000), uint8(3))
-	f.Add("@daily", int64(1541300400), uint8(3))
-	f.Fuzz(func(t *testing.T, spec string, unix int64, zone uint8) {
-		c, err := ParseCron(spec)
+	f.Add("*/15 * * * *", int64(1820203200), uint8(0), uint8(0), uint16(0))
+	f.Add("30 2 * * *", int64(1825473600), uint8(1), uint8(0), uint16(0))
+	f.Add("0 0 29 2 *", int64(1830000000), uint8(3), uint8(0), uint16(0))
+	f.Add("@daily", int64(1541300400), uint8(3), uint8(0), uint16(0))
+	f.Add("0 9 LW * *", int64(1830000000), uint8(1), uint8(0), uint16(0x1234))
+	f.Add("30 2 W#2 * *", int64(1820203200), uint8(0), uint8(1), uint16(0))
+	f.Add("30 2 * * SUNL", int64(1806530400), uint8(1), uint8(0), uint16(0))
+	f.Add("15 2 * * SUN#1", int64(1822924800), uint8(6), uint8(0), uint16(7))
+	f.Add("0 9 1W,15W,L-3 * MON#1", int64(1830000000), uint8(2), uint8(0x7f), uint16(0xffff))
+	f.Add("*/30 1-3 W#1,LW * *", int64(1825473600), uint8(0), uint8(0x41), uint16(3))
+	f.Fuzz(func(t *testing.T, spec string, unix int64, zone, business uint8, holidays uint16) {
+		weekdays := business & (1<<7 - 1)
+		if weekdays == 0 {
+			weekdays = defaultWeekdays
+		}
+		c, err := parseCron(spec, weekdays)
 		if err != nil {
 			return
 		}
 		l := loc(t, dstZones[int(zone)%len(dstZones)])
+		var mask Mask
+		if holidays != 0 {
+			cal := CalendarSpec{Name: "Calendar fuzz", TimeZone: dstZones[int(holidays)%len(dstZones)]}
+			for m := 1; m <= 12; m++ {
+				cal.Days = append(cal.Days, CalendarDay{Date: fmt.Sprintf("%02d-%02d", m, 1+int(holidays>>(m%8))%28)})
+			}
+			compiled, errs := cal.Compile()
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			mask.Skip = []*Calendar{compiled}
+		}
+		c = c.withBusiness(weekdays, mask, l, 0)
 		at := time.Unix(unix%(200*365*86400), 0).UTC() // 1770 to 2170
 		next := c.Next(l, at)
-		if next.IsZero() || !next.After(at) {
+		within, err := c.NextWithin(unlimited(), l, at)
+		if next.IsZero() {
+			if !c.forms.business() || holidays == 0 || !errors.Is(err, ErrNoSlot) || !within.IsZero() {
+				t.Fatalf("Next(%s) = none, NextWithin = %s, %v", at, within, err)
+			}
+			return
+		}
+		if err != nil || !within.Equal(next) {
+			t.Fatalf("Next(%s) = %s, but NextWithin = %s, %v", at, next, within, err)
+		}
+		if !next.After(at) {
 			t.Fatalf("Next(%s) = %s", at, next)
 		}
 		if prev := c.Prev(l, next); !prev.Equal(next) {
@@ -179,6 +220,12 @@ func FuzzCronNextPrev(f *testing.F) {
 		}
 		if prev := c.Prev(l, at); !prev.IsZero() && (prev.After(at) || !c.Next(l, prev).Equal(next)) {
 			t.Fatalf("Prev(%s) = %s, whose Next is %s, not %s", at, prev, c.Next(l, prev), next)
+		}
+		// A slot at the first time of day that a business-day form alone picks is open.
+		if c.forms.business() && c.dom == 0 && !c.forms.last && c.forms.lastMinus == 0 && (!c.domOrDow || c.dow == 0 && !c.forms.dow()) {
+			if w := wallOf(next, l); w.Hour() == c.firstHour && w.Minute() == c.firstMinute && mask.closes(next) {
+				t.Fatalf("Next(%s) = %s, which the calendar closes", at, next)
+			}
 		}
 	})
 }
@@ -194,6 +241,8 @@ func FuzzCompile(f *testing.F) {
 	f.Add(uint8(2), "2027-03-14T02:10", "2027-03-14T02:40", "", "", "", "", "America/New_York", "")
 	f.Add(uint8(3), "", "", "", "", "*/5 * * * *", "10m", "America/Sao_Paulo", "")
 	f.Add(uint8(3), "", "", "", "", "@every 1h", "30s", "Local", "")
+	f.Add(uint8(3), "", "", "", "", "0 9 LW * *", "8h", "Europe/Berlin", "Sun,Mon,thu")
+	f.Add(uint8(3), "", "", "", "", "30 2 * * SUN#2", "1h", "America/New_York", "")
 	f.Add(uint8(4), "x", "y", "z", "w", "v", "u", "t", "s")
 	types := []Type{TypeDaily, TypeWeekly, TypeOneShot, TypeCron, "Monthly"}
 	f.Fuzz(func(t *testing.T, typ uint8, start, end, startDay, endDay, schedule, duration, zone, days string) {
@@ -201,7 +250,9 @@ func FuzzCompile(f *testing.F) {
 			Type: types[int(typ)%len(types)], StartTime: start, EndTime: end, StartDayOfWeek: startDay,
 			EndDayOfWeek: endDay, Schedule: schedule, Duration: duration, TimeZone: zone,
 		}
-		if days != "" {
+		if days != "" && spec.Type == TypeCron {
+			spec.BusinessDays = strings.Split(days, ",")
+		} else if days != "" {
 			spec.DaysOfWeek = strings.Split(days, ",")
 		}
 		w, errs := spec.Compile()

@@ -26,7 +26,12 @@ type JobSpec struct {
 	Spread string
 	// Namespace and Name are the ScheduledJob's, from which the spread's offset is derived.
 	Namespace, Name string
-	// Calendars skip slots (spec.calendars, compiled).
+	// BusinessDays are the weekdays that the business-day forms of Schedule (LW, nW, W#n)
+	// count as business days; empty means Monday to Friday. Only a schedule with such a form
+	// may set them.
+	BusinessDays []string
+	// Calendars skip slots (spec.calendars, compiled), and close days for the business-day
+	// forms.
 	Calendars Mask
 }
 
@@ -48,6 +53,9 @@ type JobSchedule struct {
 	Spread, Offset time.Duration
 	// Calendars skip the slots whose nominal instants they close.
 	Calendars Mask
+	// BusinessDays are the weekdays that the business-day forms of Cron count, Monday first
+	// (Monday to Friday when the spec names none); nil when the schedule has no such form.
+	BusinessDays []time.Weekday
 }
 
 // OneShot reports whether the schedule runs once, at Due.
@@ -58,10 +66,14 @@ func (s *JobSchedule) String() string {
 	if s.OneShot() {
 		return "at " + s.At.String()
 	}
+	text := fmt.Sprintf("cron %q", s.Cron.String())
 	if s.Spread > 0 {
-		return fmt.Sprintf("cron %q spread %s (+%s)", s.Cron.String(), s.Spread, s.Offset)
+		text += fmt.Sprintf(" spread %s (+%s)", s.Spread, s.Offset)
 	}
-	return fmt.Sprintf("cron %q", s.Cron.String())
+	if s.Cron.forms.business() {
+		text += " on business days " + weekdaysText(s.Cron.biz.weekdaySet())
+	}
+	return text
 }
 
 // Next returns the nominal instant of the first run strictly after `after`, in UTC: the
@@ -161,10 +173,15 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 		}
 		out.At, out.Due, out.FromSchedule = at, at.In(zone.Location), true
 	case s.Schedule != "":
-		c, err := ParseCron(s.Schedule)
+		weekdays, bizErrs := parseBusinessDays(s.BusinessDays)
+		errs = append(errs, bizErrs...)
+		c, err := parseCron(s.Schedule, weekdays)
 		if err != nil {
 			fail(FieldSchedule, s.Schedule, err)
 			break
+		}
+		if err := checkBusinessDaysUsed(s.BusinessDays, c); err != nil {
+			fail(FieldBusinessDays, strings.Join(s.BusinessDays, ", "), err)
 		}
 		out.Cron = c
 	default:
@@ -177,10 +194,64 @@ func (s JobSpec) Compile() (*JobSchedule, []FieldError) {
 	} else {
 		out.Spread, out.Offset = spread, SpreadOffset(s.Namespace, s.Name, spread)
 	}
+	if len(s.BusinessDays) > 0 && (s.At != "" || LooksLikeDateTime(s.Schedule)) {
+		fail(FieldBusinessDays, strings.Join(s.BusinessDays, ", "), errors.New("business days are for the business-day forms of a cron schedule (LW, 15W, W#2): remove businessDays from a ScheduledJob that runs once at"))
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if out.Cron.forms.business() {
+		weekdays, _ := parseBusinessDays(s.BusinessDays)
+		// The business days are tested at the nominal instant of the day's first slot, so
+		// that a slot that a business-day form picks is never one that the calendars skip.
+		out.Cron = out.Cron.withBusiness(weekdays, s.Calendars, zone.Location, out.Offset)
+		for _, d := range weekOrder {
+			if weekdays&(1<<d) != 0 {
+				out.BusinessDays = append(out.BusinessDays, d)
+			}
+		}
+	}
 	return out, nil
+}
+
+// NextSlot is Next that never answers with the zero time: the nominal instant of the first
+// slot strictly after `after` (a slot that the calendars skip included, as Next), or an error
+// that says why there is none: the one-shot's instant has passed, or, wrapping ErrNoSlot, no
+// slot within eight years (the calendars close every business day that a business-day form
+// could pick); or the budget's error. Each day the walk looks at is a step of budget (nil: no
+// budget; the walk is bounded by the eight years all the same).
+//
+// Catch-up and backfill walk slots with it, so that an impossible rule stops them with a
+// reason instead of an empty answer.
+func (s *JobSchedule) NextSlot(budget *Budget, after time.Time) (time.Time, error) {
+	if s.OneShot() {
+		if s.Due.After(after) {
+			return s.Due, nil
+		}
+		return time.Time{}, &noSlotError{fmt.Sprintf("the one run, at %s, is not after %s", InstantText(s.Due, s.Zone), InstantText(after, s.Zone))}
+	}
+	slot, err := s.Cron.NextWithin(budget, s.Zone.Location, after.Add(-s.Offset))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return slot.Add(s.Offset), nil
+}
+
+// PrevSlot is Prev that never answers with the zero time: the nominal instant of the latest
+// slot at or before atOrBefore, or an error that says why there is none (wrapping ErrNoSlot),
+// or the budget's error. Each day the walk looks at is a step of budget (nil: no budget).
+func (s *JobSchedule) PrevSlot(budget *Budget, atOrBefore time.Time) (time.Time, error) {
+	if s.OneShot() {
+		if !s.Due.After(atOrBefore) {
+			return s.Due, nil
+		}
+		return time.Time{}, &noSlotError{fmt.Sprintf("the one run, at %s, is after %s", InstantText(s.Due, s.Zone), InstantText(atOrBefore, s.Zone))}
+	}
+	slot, err := s.Cron.PrevWithin(budget, s.Zone.Location, atOrBefore.Add(-s.Offset))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return slot.Add(s.Offset), nil
 }
 
 // legacyHint says where a one-shot's time belongs.

@@ -78,11 +78,14 @@ type spanCache struct {
 // different specs never share a name.
 func windowKey(s Spec) string {
 	fields := [...]string{string(s.Type), s.StartTime, s.EndTime, s.StartDayOfWeek, s.EndDayOfWeek, s.Schedule, s.Duration, s.TimeZone, s.Calendars.key()}
-	n := 4 * (len(fields) + len(s.DaysOfWeek) + 1)
+	n := 4 * (len(fields) + len(s.DaysOfWeek) + len(s.BusinessDays) + 2)
 	for _, f := range fields {
 		n += len(f)
 	}
 	for _, d := range s.DaysOfWeek {
+		n += len(d)
+	}
+	for _, d := range s.BusinessDays {
 		n += len(d)
 	}
 	b := make([]byte, 0, n)
@@ -96,6 +99,10 @@ func windowKey(s Spec) string {
 	}
 	b = strconv.AppendInt(b, int64(len(s.DaysOfWeek)), 10)
 	for _, d := range s.DaysOfWeek {
+		add(d)
+	}
+	b = strconv.AppendInt(b, int64(len(s.BusinessDays)), 10)
+	for _, d := range s.BusinessDays {
 		add(d)
 	}
 	return string(b)

@@ -37,6 +37,10 @@ type Spec struct {
 	// Schedule (a cron expression) and Duration (a Go duration of at least 1m) define a
 	// Cron window.
 	Schedule, Duration string
+	// BusinessDays are the weekdays that a Cron window's business-day forms (LW, nW, W#n)
+	// count as business days; empty means Monday to Friday. Only a schedule with such a form
+	// may set them.
+	BusinessDays []string
 	// TimeZone is the zone of all wall-clock fields; "" means DefaultZone.
 	TimeZone string
 	// Calendars close parts of the windows (spec.calendars, compiled): a window is cut at
@@ -55,13 +59,14 @@ const (
 	FieldDaysOfWeek     = "daysOfWeek"
 	FieldSchedule       = "schedule"
 	FieldDuration       = "duration"
+	FieldBusinessDays   = "businessDays"
 )
 
 // FieldError is a problem with one field of a Spec. Webhooks map Field and Index to their
 // field path (Child(Field), then Index(*Index)) and report Detail as the message.
 type FieldError struct {
 	Field string // one of the Field* constants
-	Index *int   // the item of Field's list (daysOfWeek, days) that is wrong; nil for the whole field
+	Index *int   // the item of Field's list (daysOfWeek, businessDays, days) that is wrong; nil for the whole field
 	// Sub is the field of that item that is wrong (date, start, end); empty for the item.
 	Sub    string
 	Value  string // the value as given
@@ -239,6 +244,10 @@ func (s Spec) compile() (*Window, []FieldError) {
 		}
 		fail(FieldDaysOfWeek, days, errors.New(detail))
 	}
+	if len(s.BusinessDays) > 0 && s.Type != TypeCron {
+		fail(FieldBusinessDays, strings.Join(s.BusinessDays, ", "), fmt.Errorf("%q is set, but %s windows do not use this field: remove it; "+
+			"business days are for the business-day forms of a Cron window's schedule (LW, 15W, W#2)", strings.Join(s.BusinessDays, ", "), s.Type))
+	}
 
 	switch s.Type {
 	case TypeDaily, TypeWeekly:
@@ -304,13 +313,21 @@ func (s Spec) compile() (*Window, []FieldError) {
 		w.canonical.StartTime, w.canonical.EndTime = start.String(), end.String()
 
 	case TypeCron:
-		if w.cron, err = ParseCron(s.Schedule); err != nil {
+		weekdays, bizErrs := parseBusinessDays(s.BusinessDays)
+		errs = append(errs, bizErrs...)
+		if w.cron, err = parseCron(s.Schedule, weekdays); err != nil {
 			fail(FieldSchedule, s.Schedule, err)
+		} else if err := checkBusinessDaysUsed(s.BusinessDays, w.cron); err != nil {
+			fail(FieldBusinessDays, strings.Join(s.BusinessDays, ", "), err)
 		}
+		w.cron = w.cron.withBusiness(weekdays, s.Calendars, zone.Location, 0)
 		if w.duration, err = parseWindowDuration(s.Duration); err != nil {
 			fail(FieldDuration, s.Duration, err)
 		}
 		w.canonical.Schedule, w.canonical.Duration = w.cron.String(), w.duration.String()
+		if len(s.BusinessDays) > 0 {
+			w.canonical.BusinessDays = weekdayNames(weekdays)
+		}
 	}
 
 	if len(errs) > 0 {
@@ -367,6 +384,10 @@ func parseWindowDuration(s string) (time.Duration, error) {
 // wall times, the canonical cron spelling and time.Duration's spelling. Compiling it gives
 // an equal window. Mutating webhooks store it.
 func (w *Window) Canonical() Spec { return w.canonical }
+
+// Cron returns a Cron window's schedule, with its business days and calendars; false for the
+// other types.
+func (w *Window) Cron() (Cron, bool) { return w.cron, w.Type() == TypeCron }
 
 // Type returns the window's type.
 func (w *Window) Type() Type { return w.canonical.Type }

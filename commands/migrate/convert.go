@@ -264,9 +264,9 @@ func convertCronTab(c *conversion, obj map[string]any) (map[string]any, error) {
 				"write the 5-field schedule it should have", spec.Schedule, len(fields))
 		}
 	}
-	cron, err := timing.ParseCron(schedule)
+	cron, err := robfigCron(schedule, "CronTab")
 	if err != nil {
-		return nil, fmt.Errorf("spec.schedule: %w", err)
+		return nil, err
 	}
 	c.note("schedule %q (robfig/cron after the controller's seconds field, in the controller's zone, UTC) → schedule %q, timeZone UTC; "+
 		"the Pod spec → jobTemplate.spec.template.spec; the controller kept every Job and never ran a missed run, "+
@@ -279,6 +279,22 @@ func convertCronTab(c *conversion, obj map[string]any) (map[string]any, error) {
 			"spec": map[string]any{"template": map[string]any{"spec": spec.JobTemplate}},
 		},
 	}), nil
+}
+
+// robfigCron reads a schedule that the replaced system handed to robfig/cron's standard
+// parser. almanac reads day forms (L, L-n, LW, nW, W#n, D#n, DL) that robfig/cron refused: an
+// object with one never ran there, and converting it would start runs that it never had.
+func robfigCron(schedule, kind string) (timing.Cron, error) {
+	cron, err := timing.ParseCron(schedule)
+	if err != nil {
+		return timing.Cron{}, fmt.Errorf("spec.schedule: %w", err)
+	}
+	if cron.HasDayForms() {
+		return timing.Cron{}, fmt.Errorf("spec.schedule %q has a day form (L, LW, 15W, W#2, MON#1, FRIL) that robfig/cron refused, so the %s never ran: "+
+			"almanac would run it (LW is the last business day of the month, MON#1 the first Monday); if that is what it should do, write the ScheduledJob with this schedule yourself",
+			schedule, kind)
+	}
+	return cron, nil
 }
 
 // convertTutorialCronJob reads the kubebuilder tutorial's CronJob as its controller does:
@@ -301,9 +317,9 @@ func convertTutorialCronJob(c *conversion, obj map[string]any) (map[string]any, 
 	if spec.JobTemplate == nil {
 		return nil, errors.New("spec.jobTemplate is missing: there is no Job to run")
 	}
-	cron, err := timing.ParseCron(spec.Schedule)
+	cron, err := robfigCron(spec.Schedule, "CronJob")
 	if err != nil {
-		return nil, fmt.Errorf("spec.schedule: %w", err)
+		return nil, err
 	}
 	out := map[string]any{"schedule": cron.String(), "timeZone": timing.DefaultZone, "jobTemplate": spec.JobTemplate}
 	switch batchv1alpha1.ConcurrencyPolicy(spec.ConcurrencyPolicy) {

@@ -434,6 +434,13 @@ metadata: {name: every}
 spec:
   schedule: "@every 1h"
   jobTemplate: {containers: [{image: busybox, name: c}], restartPolicy: Never}
+---
+apiVersion: alpha.ianlewis.org/v1
+kind: CronTab
+metadata: {name: month-end}
+spec:
+  schedule: "0 18 LW * *"
+  jobTemplate: {containers: [{image: busybox, name: c}], restartPolicy: Never}
 `,
 		want: `
 apiVersion: batch.almanac.dev/v1alpha1
@@ -467,6 +474,8 @@ spec:
 		errors: []string{
 			`CronTab six-fields: cannot be converted: spec.schedule "0 30 2 * * *" has 6 fields: the controller prepended a seconds field, so robfig/cron refused it and the CronTab never ran; write the 5-field schedule it should have`,
 			`CronTab every: cannot be converted: spec.schedule: "@every 1h" is not supported: @every counts from when the controller started and ignores the time zone; use a 5-field schedule such as "0 * * * *"`,
+			`CronTab month-end: cannot be converted: spec.schedule "0 18 LW * *" has a day form (L, LW, 15W, W#2, MON#1, FRIL) that robfig/cron refused, so the CronTab never ran: ` +
+				`almanac would run it (LW is the last business day of the month, MON#1 the first Monday); if that is what it should do, write the ScheduledJob with this schedule yourself`,
 		},
 	}, {
 		name: "the kubebuilder tutorial's CronJob with every field",
@@ -503,6 +512,12 @@ kind: CronJob
 metadata: {name: tz}
 spec:
   schedule: "TZ=Asia/Tokyo 0 9 * * *"` + jobTemplate + `
+---
+apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: CronJob
+metadata: {name: first-monday}
+spec:
+  schedule: "0 9 * * MON#1"` + jobTemplate + `
 `,
 		want: `
 apiVersion: batch.almanac.dev/v1alpha1
@@ -540,7 +555,11 @@ spec:
 			`CronJob forever: startingDeadlineSeconds 9999999999 → 315360000, almanac's maximum (3650 days): a missed run still starts up to ten years late`,
 			`CronJob forever: schedule "0 3 * * *" in the controller's zone (UTC) → timeZone UTC`,
 		},
-		errors: []string{`CronJob tz: cannot be converted: spec.schedule: "TZ=Asia/Tokyo 0 9 * * *" sets a time zone inside the schedule: remove "TZ=Asia/Tokyo" and set the schedule's time zone to "Asia/Tokyo" instead`},
+		errors: []string{
+			`CronJob tz: cannot be converted: spec.schedule: "TZ=Asia/Tokyo 0 9 * * *" sets a time zone inside the schedule: remove "TZ=Asia/Tokyo" and set the schedule's time zone to "Asia/Tokyo" instead`,
+			`CronJob first-monday: cannot be converted: spec.schedule "0 9 * * MON#1" has a day form (L, LW, 15W, W#2, MON#1, FRIL) that robfig/cron refused, so the CronJob never ran: ` +
+				`almanac would run it (LW is the last business day of the month, MON#1 the first Monday); if that is what it should do, write the ScheduledJob with this schedule yourself`,
+		},
 	}, {
 		name: "kitagry's EventJob: the same trigger",
 		input: `

@@ -2,6 +2,7 @@ package next
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -216,6 +217,10 @@ func compileJob(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (s 
 	return s, nil
 }
 
+// noSlotSteps bounds the walk that looks for why a ScheduledJob has no slot: a step per day,
+// and the engine looks eight years ahead.
+const noSlotSteps = 8*366 + 2
+
 // scheduledJobEntry finds sj's next run after now with the time engine (the slot that its
 // calendars do not skip, timing.JobSchedule.NextRun, as the reconciler does), and says why.
 func scheduledJobEntry(ctx context.Context, sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book, now time.Time) Entry {
@@ -260,7 +265,13 @@ func scheduledJobEntry(ctx context.Context, sj *batchv1alpha1.ScheduledJob, book
 		skips = append(skips, fmt.Sprintf("skipped %s by %s", timing.InstantText(sk.Start, s.Zone), sk.Reason))
 	}
 	if next.IsZero() {
-		e.Reasons = append([]string{"no run ahead"}, skips...)
+		none := "no run ahead"
+		// A business-day form whose calendars close every business day has no slot at all;
+		// the engine says why.
+		if _, err := s.NextSlot(timing.NewBudget(ctx, noSlotSteps), now); errors.Is(err, timing.ErrNoSlot) {
+			none += ": " + err.Error()
+		}
+		e.Reasons = append([]string{none}, skips...)
 		return e
 	}
 	e.Next, e.What = next, "run"

@@ -13,6 +13,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -91,4 +92,34 @@ func TestEntries(t *testing.T) {
 	check("triggered", time.Time{}, "-", "Job migrate has started its run already (Complete): a Job triggers once")
 	check("waiting", time.Time{}, "-", "waits until a Job of CronJob backup fails")
 	check("paused", time.Time{}, "-", "suspended (spec.suspend)")
+}
+
+// TestEntriesBusinessDays: the next run of a business-day form is the slot the reconciler will
+// run; one whose calendars close every business day has none, and the entry says why.
+func TestEntriesBusinessDays(t *testing.T) {
+	now := time.Date(2030, time.March, 4, 9, 30, 0, 0, time.UTC)
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "shop", Name: name} }
+	skip := &calendarv1alpha1.Calendars{Skip: []calendarv1alpha1.CalendarReference{{Name: "closed"}}}
+	closeOfMonth := batchv1alpha1.ScheduledJob{ObjectMeta: meta("close"), Spec: batchv1alpha1.ScheduledJobSpec{Schedule: "0 18 LW * *", TimeZone: "Europe/Berlin"}}
+	frozen := batchv1alpha1.ScheduledJob{ObjectMeta: meta("frozen"), Spec: batchv1alpha1.ScheduledJobSpec{Schedule: "0 18 LW * *", TimeZone: "Europe/Berlin", Calendars: skip}}
+	closed := calendarv1alpha1.Calendar{ObjectMeta: meta("closed"), Spec: calendarv1alpha1.CalendarSpec{TimeZone: "UTC",
+		Periods: []calendarv1alpha1.CalendarPeriod{{Start: "2020-01-01T00:00", End: "2045-01-01T00:00", Name: "closed"}}}}
+	objs := Objects{
+		ScheduledJobs: []batchv1alpha1.ScheduledJob{closeOfMonth, frozen},
+		Books:         map[string]*calendarv1alpha1.Book{"shop": calendarv1alpha1.NewBook([]calendarv1alpha1.Calendar{closed}, nil)},
+	}
+	got := map[string]Entry{}
+	for _, e := range Entries(context.Background(), objs, now) {
+		got[e.Name] = e
+	}
+	// 2030-03-29 is a Friday; the 31st a Sunday.
+	if e := got["close"]; !e.Next.Equal(time.Date(2030, time.March, 29, 17, 0, 0, 0, time.UTC)) ||
+		!strings.Contains(strings.Join(e.Reasons, "; "), `the next slot of cron "0 18 LW * *" on business days Monday to Friday`) {
+		t.Errorf("close: %+v", e)
+	}
+	want := `no run ahead: "0 18 LW * *" has no slot within eight years after 2030-03-04 10:30 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
+		`are all closed by Calendar closed, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
+	if e := got["frozen"]; !e.Next.IsZero() || len(e.Reasons) == 0 || e.Reasons[0] != want {
+		t.Errorf("frozen: %+v, want the reason %q", e, want)
+	}
 }

@@ -42,8 +42,11 @@ type options struct {
 	recursive bool
 	from      string
 	to        string
-	duration  string
-	output    string
+	// now is the instant admission judges the input as of (--now; default: the earlier of
+	// the range's start and now).
+	now      string
+	duration string
+	output   string
 	// cluster previews the live objects that kube and all name instead of files.
 	cluster bool
 	kube    kube.Flags
@@ -54,7 +57,7 @@ type options struct {
 func NewCommand() *cobra.Command {
 	opts := options{}
 	cmd := &cobra.Command{
-		Use:   "preview (-f FILE|DIR|- | --cluster [-n NAMESPACE | -A]) [--from TIME] [--to TIME | --for DURATION] [-o text|json|svg]",
+		Use:   "preview (-f FILE|DIR|- | --cluster [-n NAMESPACE | -A]) [--from TIME] [--to TIME | --for DURATION] [--now TIME] [-o text|json|svg]",
 		Short: "Show the bounds that ScheduledPodAutoscalers will have, and when ScheduledJobs will run, over a time range",
 		Long: `Preview reads manifests (as kubectl apply -f would) and shows, for each ScheduledPodAutoscaler,
 the minReplicas and maxReplicas that almanac will give its HorizontalPodAutoscaler over a time
@@ -68,11 +71,16 @@ overlaps (largest minReplicas and largest maxReplicas), the baseline outside eve
 maxReplicas raised to minReplicas when needed.
 
 It previews only what admission admits. First it runs what almanac validate runs, in
-kubectl apply order, as a create now: strict decoding against almanac's CRDs, schema
-defaulting, the mutating webhook, the OpenAPI schema and CEL rules, and the validating webhook.
-Each refused object is reported on standard error with the lines almanac validate prints for it
-(the field, the value and the fix) and is not previewed; the admitted objects are previewed as
-they would be stored. Admission warnings are validate's to show.
+kubectl apply order, as a create: strict decoding against almanac's CRDs, schema defaulting,
+the mutating webhook, the OpenAPI schema and CEL rules, and the validating webhook. Admission
+judges the input as of the start of the range when that is past (--from), and as of now
+otherwise (--now sets another instant): a preview of a past range (an incident replayed, a
+migration compared with the replaced system's history) admits a one-shot of that time as the
+cluster admitted it then, and a preview of a future range admits what a create now admits
+(validate judges as of now). Each refused object is reported on standard error with the
+lines almanac validate prints for it (the field, the value and the fix) and is not previewed;
+the admitted objects are previewed as they would be stored. Admission warnings are validate's
+to show.
 
 Schedules are matched to autoscalers in the same input by namespace and
 spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds
@@ -106,6 +114,7 @@ malformed YAML; with --cluster, 0 when previewed, 1 when the cluster refused a r
 for usage and kubeconfig errors.`,
 		Example: `  almanac preview -f examples/
   almanac preview -f deploy/ -R --from 2027-03-08T00:00:00Z --for 14d
+  almanac preview -f examples/migrate/almanac/k8s-at.yaml --from 2020-03-21T00:00:00Z --for 1d
   kustomize build overlays/prod | almanac preview -f - -o svg > week.svg
   almanac preview --cluster -n shop --for 14d`,
 		Args: cobra.NoArgs,
@@ -118,6 +127,7 @@ for usage and kubeconfig errors.`,
 	f.BoolVarP(&opts.recursive, "recursive", "R", false, "Read directories given with -f recursively.")
 	f.StringVar(&opts.from, "from", "", "Start of the range, RFC 3339 (default: now).")
 	f.StringVar(&opts.to, "to", "", "End of the range (exclusive), RFC 3339. Exclusive with --for.")
+	f.StringVar(&opts.now, "now", "", "The instant admission judges the input as of (staleness, starting deadlines), RFC 3339 (default: the start of the range when it is past, else now). Not with --cluster.")
 	f.StringVar(&opts.duration, "for", "", `Length of the range: a Go duration ("36h") or a number of days ("14d"; a day is 24 hours). Default 7d.`)
 	f.StringVarP(&opts.output, "output", "o", "text", "Output format: text, json or svg.")
 	f.BoolVar(&opts.cluster, "cluster", false, "Preview the live objects of the cluster (of -n NAMESPACE, or of every namespace with -A) instead of files.")
@@ -203,6 +213,8 @@ func runContext(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return kube.Usage("--kubeconfig, --context, -n and -A are for --cluster: add --cluster to preview the live objects, or leave them out to preview files")
 	case !opts.cluster && len(opts.files) == 0:
 		return fmt.Errorf("no input: give manifests with -f FILE, -f DIR or -f - (standard input), or preview the live objects with --cluster")
+	case opts.cluster && opts.now != "":
+		return kube.Usage("--now is for -f: the live objects are previewed as the cluster stored them, with no admission")
 	}
 	switch opts.output {
 	case "text", "json", "svg":
@@ -210,6 +222,10 @@ func runContext(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return fmt.Errorf("-o %q is not an output format: use text, json or svg", opts.output)
 	}
 	rng, err := parseRange(opts, now)
+	if err != nil {
+		return err
+	}
+	asOf, err := admissionNow(opts, rng, now)
 	if err != nil {
 		return err
 	}
@@ -222,7 +238,7 @@ func runContext(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 	// First what admission does: only what it admits is previewed, as it would be stored
 	// (calendars included).
-	docs, refused, err := admit(context.Background(), docs, now)
+	docs, refused, err := admit(context.Background(), docs, asOf)
 	if err != nil {
 		return err
 	}
@@ -243,6 +259,24 @@ func runContext(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		err = &manifest.ExitError{Code: ExitRefused}
 	}
 	return err
+}
+
+// admissionNow is the instant admission judges the input as of: --now, or the earlier of the
+// range's start and now, so that a preview of a past range shows what the objects did then (a
+// one-shot of that time is not stale as of then), and one of a future range what the objects
+// applied now will do (a one-shot due before the range is admitted, and draws nothing in it).
+func admissionNow(opts options, rng Range, now time.Time) (time.Time, error) {
+	if opts.now == "" {
+		if rng.From.Before(now) {
+			return rng.From, nil
+		}
+		return now, nil
+	}
+	t, err := time.Parse(time.RFC3339, opts.now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now %q is not an RFC 3339 time, e.g. 2027-03-08T00:00:00Z", opts.now)
+	}
+	return t.UTC(), nil
 }
 
 func parseRange(opts options, now time.Time) (Range, error) {

@@ -226,6 +226,9 @@ func describe(s timing.Spec) string {
 	case timing.TypeOneShot:
 		return fmt.Sprintf("OneShot %s - %s", s.StartTime, s.EndTime)
 	default:
+		if days := s.BusinessDaysText(); days != "" {
+			return fmt.Sprintf("Cron %q for %s on business days %s", s.Schedule, s.Duration, days)
+		}
 		return fmt.Sprintf("Cron %q for %s", s.Schedule, s.Duration)
 	}
 }

@@ -1,6 +1,7 @@
 package base
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,24 +41,107 @@ func TestRequeueAt(t *testing.T) {
 }
 
 func TestRetry(t *testing.T) {
+	gr := schema.GroupResource{Group: "autoscaling", Resource: "horizontalpodautoscalers"}
 	conflict := fmt.Errorf("failed to patch the status of Schedule ns/a: %w",
 		apierrors.NewConflict(schema.GroupResource{Group: "autoscaling.almanac.dev", Resource: "schedules"}, "a", errors.New("the object has been modified")))
 	other := errors.New("connection refused")
+	refused := fmt.Errorf("failed to apply HorizontalPodAutoscaler ns/a: %w", apierrors.NewForbidden(gr, "a", errors.New("exceeded quota")))
+	unavailable := fmt.Errorf("failed to apply HorizontalPodAutoscaler ns/a: %w", apierrors.NewServiceUnavailable("etcd"))
+	soon := ctrl.Result{RequeueAfter: 20 * time.Second}
+	late := ctrl.Result{RequeueAfter: time.Hour}
 	for _, tc := range []struct {
 		name    string
 		err     error
+		wake    ctrl.Result
 		want    ctrl.Result
 		wantErr error
 	}{
-		{"a conflict is retried soon, quietly", conflict, ctrl.Result{RequeueAfter: ConflictRetry}, nil},
-		{"other errors go to the controller's backoff", other, ctrl.Result{}, other},
+		{"no error: the wake-up", nil, soon, soon, nil},
+		{"a conflict is retried soon, quietly", conflict, late, ctrl.Result{RequeueAfter: ConflictRetry}, nil},
+		{"a cache behind is retried soon, quietly", ErrCacheBehind, late, ctrl.Result{RequeueAfter: RecordCatchUp}, nil},
+		{"a refusal waits RefusalRetry", refused, late, ctrl.Result{RequeueAfter: RefusalRetry}, nil},
+		{"a refusal waits RefusalRetry when nothing is due", refused, ctrl.Result{}, ctrl.Result{RequeueAfter: RefusalRetry}, nil},
+		{"a refusal waits until the next instant when that is sooner", refused, soon, soon, nil},
+		{"a transient error goes to the controller's backoff", unavailable, late, ctrl.Result{}, unavailable},
+		{"other errors go to the controller's backoff", other, late, ctrl.Result{}, other},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Retry(tc.err)
-			if diff := cmp.Diff(tc.want, got); diff != "" || !errors.Is(err, tc.wantErr) {
+			got, err := Retry(context.Background(), tc.err, tc.wake)
+			if diff := cmp.Diff(tc.want, got); diff != "" || !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Errorf("Retry = %+v, %v; want %+v, %v (-want +got):\n%s", got, err, tc.want, tc.wantErr, diff)
 			}
 		})
+	}
+}
+
+// TestRefused: the API server's refusals (RBAC, an admission webhook's or policy's denial, a
+// quota, an invalid object) wait; what may pass when asked again (5xx, 429, timeouts,
+// conflicts, connection errors, a rotated token) is retried soon.
+func TestRefused(t *testing.T) {
+	gr := schema.GroupResource{Group: "batch", Resource: "jobs"}
+	gk := schema.GroupKind{Group: "batch", Kind: "Job"}
+	wrap := func(err error) error { return fmt.Errorf("failed to create Job ns/a: %w", err) }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"RBAC", apierrors.NewForbidden(gr, "a", errors.New(`User "system:serviceaccount:almanac:almanac" cannot create resource "jobs"`)), true},
+		{"quota", apierrors.NewForbidden(gr, "a", errors.New("exceeded quota: jobs, requested: count/jobs.batch=1, used: count/jobs.batch=5, limited: count/jobs.batch=5")), true},
+		{"a webhook's denial", apierrors.NewForbidden(gr, "a", errors.New(`admission webhook "validate.kyverno.svc" denied the request`)), true},
+		{"a ValidatingAdmissionPolicy", apierrors.NewInvalid(gk, "a", nil), true},
+		{"a bad request", apierrors.NewBadRequest("no"), true},
+		{"too large", apierrors.NewRequestEntityTooLargeError("limit"), true},
+		{"not found", apierrors.NewNotFound(gr, "a"), false},
+		{"already exists", apierrors.NewAlreadyExists(gr, "a"), false},
+		{"conflict", apierrors.NewConflict(gr, "a", errors.New("modified")), false},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), false},
+		{"500, a webhook that cannot be called", apierrors.NewInternalError(errors.New(`failed calling webhook "x": no endpoints available`)), false},
+		{"503", apierrors.NewServiceUnavailable("etcd"), false},
+		{"timeout", apierrors.NewTimeoutError("timed out", 1), false},
+		{"server timeout", apierrors.NewServerTimeout(gr, "create", 1), false},
+		{"unauthorized: a rotated token", apierrors.NewUnauthorized("token expired"), false},
+		{"a connection error", errors.New("dial tcp 10.0.0.1:443: connect: connection refused"), false},
+		{"the context", context.Canceled, false},
+		{"nil", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, err := range []error{tc.err, wrap(tc.err)} {
+				if tc.err == nil && err != nil {
+					continue
+				}
+				if got := Refused(err); got != tc.want {
+					t.Errorf("Refused(%v) = %v, want %v", err, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestRefusalMessage: the message names the API server's answer, the fix for what refused it,
+// and when almanac tries again.
+func TestRefusalMessage(t *testing.T) {
+	gr := schema.GroupResource{Group: "batch", Resource: "jobs"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		fix  string
+	}{
+		{"RBAC", apierrors.NewForbidden(gr, "a", errors.New(`User "x" cannot create resource "jobs"`)), "grant almanac's manager"},
+		{"quota", apierrors.NewForbidden(gr, "a", errors.New("exceeded quota: q")), "ResourceQuota"},
+		{"webhook", apierrors.NewForbidden(gr, "a", errors.New(`admission webhook "k" denied the request: no`)), "admission webhook named above"},
+		{"policy", apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "a", nil), "correct the field"},
+	} {
+		msg := RefusalMessage(fmt.Errorf("failed to create Job ns/a: %w", tc.err))
+		for _, want := range []string{tc.err.Error(), tc.fix, "tries again in about 1m0s"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q does not say %q", tc.name, msg, want)
+			}
+		}
+	}
+	long := RefusalMessage(errors.New(strings.Repeat("x", 10000)))
+	if len(long) > maxRefusalMessage || !strings.HasSuffix(long, "(truncated)") {
+		t.Errorf("a long answer gives %d bytes, want at most %d, truncated", len(long), maxRefusalMessage)
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 // from what it returns:
 //
 //   - the instant a reconcile asks to run again at (its RequeueAfter) is when its object's
-//     urgent write is next due (Lanes.Expect); a reconcile that asks for none expects none;
+//     urgent write is next due (Lanes.Expect); a reconcile that asks for none expects none,
+//     and neither does one whose RequeueAfter is the retry of a refused request (Retry);
 //   - a reconcile that runs for an instant it asked for has its urgent write under way from
 //     its start (Lanes.Urgent), and so has one that creates a Job (a Job is what an instant
 //     is for: a slot, a trigger), from the create on;
@@ -37,6 +38,9 @@ type turn struct {
 	key        types.NamespacedName
 	done       func() // ends this reconcile's urgent work under way (idempotent; none: a no-op)
 	held       time.Time
+	// retry: the reconcile's RequeueAfter is the retry of a refused request (Retry), not
+	// its object's next instant, so it expects no urgent write then.
+	retry bool
 }
 
 type turnKey struct{}
@@ -78,13 +82,17 @@ func (l *Lanes) Reconciler(controller string, r reconcile.Reconciler) reconcile.
 		res, err := r.Reconcile(context.WithValue(ctx, turnKey{}, t), req)
 		t.endUrgent()
 		now := l.clock.Now()
-		var next time.Time
-		if err == nil && res.RequeueAfter > 0 {
+		var next, retry time.Time
+		switch {
+		case err != nil || res.RequeueAfter <= 0:
+		case t.retry:
+			retry = now.Add(res.RequeueAfter)
+		default:
 			next = now.Add(res.RequeueAfter)
 		}
 		l.Expect(controller, req.NamespacedName, next)
 		if err == nil && !t.held.IsZero() {
-			res = RequeueAt(Sooner(next, t.held), now)
+			res = RequeueAt(Sooner(Sooner(next, retry), t.held), now)
 		}
 		return res, err
 	})

@@ -2,12 +2,11 @@ package base
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/index"
 )
 
@@ -47,6 +47,9 @@ type Base struct {
 	// Lanes puts the writes that an instant is for (HPA bounds, Jobs) ahead of the reports
 	// (statuses, events); the manager shares one among its reconcilers. Nil orders nothing.
 	Lanes *Lanes
+
+	// recorders wrap Recorder last, as the reconciler calls it (WithRecorder).
+	recorders []func(events.EventRecorder) events.EventRecorder
 }
 
 // NewBase returns the Base of a reconciler that uses mgr's clients and an event recorder named
@@ -66,6 +69,9 @@ func NewBase(mgr ctrl.Manager, clk clock.PassiveClock, recorderName string, opts
 		// events wait for an instant's urgent writes and records.
 		b.Client = urgentJobs{Client: b.Client}
 		b.Recorder = b.Lanes.Events(b.Recorder, mgr.GetScheme())
+	}
+	for _, wrap := range b.recorders {
+		b.Recorder = wrap(b.Recorder)
 	}
 	return b
 }
@@ -89,6 +95,13 @@ func WithClient(wrap func(client.Client) client.Client) Option {
 	return func(b *Base) { b.Client = wrap(b.Client) }
 }
 
+// WithRecorder wraps the event recorder as the reconciler calls it, outside of everything
+// NewBase puts around it (tests: the events a reconcile records, counted when it records them,
+// before the API server has them).
+func WithRecorder(wrap func(events.EventRecorder) events.EventRecorder) Option {
+	return func(b *Base) { b.recorders = append(b.recorders, wrap) }
+}
+
 // WithAPIReader wraps the reader around the cache (tests: the API server's times on the
 // test's clock).
 func WithAPIReader(wrap func(client.Reader) client.Reader) Option {
@@ -104,7 +117,9 @@ func WithAPIReader(wrap func(client.Reader) client.Reader) Option {
 // of test/e2e). The price is one retry every 2 s of an object whose reconcile keeps failing;
 // an overall token bucket, as client-go's default limiter has, is left out on purpose: the
 // delays it hands out accumulate over an outage, so every object would wait for the
-// outage's whole backlog of retries after it.
+// outage's whole backlog of retries after it. A request that the API server refused
+// (Refused: RBAC, an admission policy, a quota) is not retried this way: Retry waits
+// RefusalRetry, or until the object's next instant.
 const MaxRetryDelay = 2 * time.Second
 
 // ControllerOptions returns the controller's options with MaxConcurrentReconciles defaulted
@@ -179,7 +194,12 @@ func (b *Base) writeStatus(ctx context.Context, record bool, kind string, obj, c
 	err := b.Client.Status().Patch(ctx, changed, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}), client.FieldOwner(index.FieldManager))
 	b.recordWritten(changed, err)
 	if err != nil {
-		return false, fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
+		err = fmt.Errorf("failed to patch the status of %s %s: %w", kind, client.ObjectKeyFromObject(obj), err)
+		if Refused(err) && b.Recorder != nil {
+			// No condition can say so: an event does (Retry waits before the next try).
+			b.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, conditions.ReasonRequestRefused, "WriteStatus", "%s", RefusalMessage(err))
+		}
+		return false, err
 	}
 	return true, nil
 }
@@ -188,20 +208,6 @@ func (b *Base) writeStatus(ctx context.Context, record bool, kind string, obj, c
 // changed since it was read: most often the cached copy had not caught up with the previous
 // write yet, which takes milliseconds.
 const ConflictRetry = 20 * time.Millisecond
-
-// Retry returns what a reconcile whose status write failed with err, or whose ReadRecord did,
-// returns: a conflict is retried after ConflictRetry, and a cache behind the last write
-// (ErrCacheBehind) after RecordCatchUp, quietly (nothing went wrong: the copy read was
-// behind); other errors go to the controller, which logs them and retries with backoff.
-func Retry(err error) (ctrl.Result, error) {
-	switch {
-	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
-	case errors.Is(err, ErrCacheBehind):
-		return ctrl.Result{RequeueAfter: RecordCatchUp}, nil
-	}
-	return ctrl.Result{}, err
-}
 
 // RequeueAt asks to be reconciled again at next (zero: never), given that it is now now.
 // An instant that passed while this reconcile was writing (its API calls can take longer

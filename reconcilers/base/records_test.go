@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -127,7 +128,7 @@ func TestReadRecord(t *testing.T) {
 	if err := b.ReadRecord(ctx, key, &batchv1alpha1.ScheduledJob{}); !errors.Is(err, ErrCacheBehind) {
 		t.Fatalf("cache behind the write: ReadRecord = %v, want ErrCacheBehind", err)
 	}
-	if res, err := Retry(ErrCacheBehind); err != nil || res.RequeueAfter != RecordCatchUp {
+	if res, err := Retry(ctx, ErrCacheBehind, ctrl.Result{}); err != nil || res.RequeueAfter != RecordCatchUp {
 		t.Fatalf("Retry(ErrCacheBehind) = %+v, %v; want a requeue after RecordCatchUp", res, err)
 	}
 	cache.sync(t, api, key)
@@ -276,7 +277,18 @@ func TestWriteRecordWaitsForOtherJobs(t *testing.T) {
 	otherDone := lanes.Urgent("scheduledjob", types.NamespacedName{Namespace: "ns", Name: "other"})
 	wait(write(b.WriteStatus, slot))
 	recorded := write(record, slot.Add(time.Minute))
-	time.Sleep(20 * time.Millisecond)
+	// The fence: the record write is waiting for the Job under way (a waiter of Lanes); until
+	// that Job is done, it writes nothing.
+	deadline := time.Now().Add(5 * time.Second)
+	for waiting := 0; waiting == 0; {
+		lanes.mu.Lock()
+		waiting = len(lanes.waiters["scheduledjob"])
+		lanes.mu.Unlock()
+		if waiting == 0 && time.Now().After(deadline) {
+			t.Fatal("the record write is not waiting for the Job under way after 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if got := written(); len(got) != 1 {
 		t.Fatalf("status writes while another Job is under way: %v, want only WriteStatus's", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -140,7 +141,10 @@ type actions interface {
 // Replace deletes nothing in its name. User errors (a name over budget, a Job of that name
 // that is not ours, a template the API server rejects) skip the run and become the Ready
 // condition; API errors are returned for a retry, which finds the runs already started
-// through their deterministic names.
+// through their deterministic names. A request that the API server refuses (base.Refused:
+// RBAC, an admission webhook or policy, a ResourceQuota) stops the round: what started before
+// it is recorded, and its trigger and the later ones stay unhandled, in order, for the retry
+// (result.refused).
 func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions) (*result, error) {
 	res := &result{}
 	running := slices.Clone(p.running)
@@ -162,6 +166,10 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 		if decision == jobs.ReplaceAndStart {
 			for _, old := range running {
 				if err := act.replace(ctx, old, tr); err != nil {
+					if base.Refused(err) {
+						res.refused = err
+						return res, nil
+					}
 					return nil, err
 				}
 				res.replaced = append(res.replaced, old)
@@ -170,6 +178,9 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 		}
 		c, err := act.create(ctx, tr, name)
 		switch {
+		case base.Refused(err):
+			res.refused = err
+			return res, nil
 		case err != nil:
 			return nil, err
 		case c.Rejected != nil:

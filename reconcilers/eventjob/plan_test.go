@@ -2,14 +2,19 @@ package eventjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -44,6 +49,8 @@ type world struct {
 	n       int
 	// chain is what is wrong with the EventJob's chain of EventJob triggers (nil: nothing).
 	chain *batchv1alpha1.TriggerChainError
+	// refuse, when set, is the API server's refusal of every Job create.
+	refuse error
 }
 
 func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
@@ -102,6 +109,9 @@ func (w *world) replace(_ context.Context, old *batchv1.Job, _ trigger) error {
 
 // create is an action of start: it creates the downstream Job of a trigger.
 func (w *world) create(_ context.Context, tr trigger, name string) (jobs.Creation, error) {
+	if w.refuse != nil {
+		return jobs.Creation{}, w.refuse
+	}
 	if w.foreign[name] {
 		return jobs.Creation{Conflict: true}, nil
 	}
@@ -379,6 +389,41 @@ func TestReplaceAfterARefusedCreate(t *testing.T) {
 	w.step(true)
 	if diff := cmp.Diff([]string{batchv1alpha1.EventJobName(w.ej.Name, "up-002"), batchv1alpha1.EventJobName(w.ej.Name, third.UID)}, w.replaced); diff != "" {
 		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+}
+
+// TestARefusedCreateStopsTheRound (issue 38, item 6): a Job create that the API server
+// refuses (a quota, RBAC, a policy) stops the round: the runs started before it are recorded,
+// its trigger and the later ones stay unhandled, in order, and Ready says why; once the
+// refusal is lifted, each of them starts once.
+func TestARefusedCreateStopsTheRound(t *testing.T) {
+	w := newWorld(t, eventJob(batchv1alpha1.TriggerKindCronJob, "hello", ""))
+	w.upstreamJob(batchv1.JobComplete, t0.Add(time.Second))
+	w.step(true)
+	second := w.upstreamJob(batchv1.JobComplete, t0.Add(2*time.Second))
+	third := w.upstreamJob(batchv1.JobComplete, t0.Add(3*time.Second))
+	w.refuse = apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "x", errors.New("exceeded quota: jobs"))
+	p := w.step(true)
+	res, err := start(context.Background(), w.ej, &p, w)
+	if err != nil || res.refused == nil {
+		t.Fatalf("start = %+v, %v; want the refusal in the result, for the retry", res, err)
+	}
+	c := meta.FindStatusCondition(w.ej.Status.Conditions, batchv1alpha1.ConditionReady)
+	if c == nil || c.Reason != batchv1alpha1.ReasonRequestRefused || !strings.Contains(c.Message, "exceeded quota") || !strings.Contains(c.Message, "ResourceQuota") {
+		t.Errorf("Ready %+v, want RequestRefused with the answer and the fix", c)
+	}
+	for _, h := range w.ej.Status.Watermark.Handled {
+		if h.UID == second.UID || h.UID == third.UID {
+			t.Errorf("upstream Job %s is in the watermark: a refused run must stay unhandled", h.UID)
+		}
+	}
+	w.refuse = nil
+	w.step(true)
+	if diff := cmp.Diff([]string{"hello-1", "hello-2", "hello-3"}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if c := meta.FindStatusCondition(w.ej.Status.Conditions, batchv1alpha1.ConditionReady); c == nil || c.Reason != batchv1alpha1.ReasonWatching {
+		t.Errorf("Ready %+v once the refusal is lifted, want Watching", c)
 	}
 }
 

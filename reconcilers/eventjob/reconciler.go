@@ -67,12 +67,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			base.ForgetSuspension(gvk.Kind, req.NamespacedName)
 			// Its Jobs go with it through their ownerReferences, once released.
-			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
+			return base.Retry(ctx, r.releaseOrphans(ctx, req.Namespace, req.Name), ctrl.Result{})
 		}
-		return base.Retry(err)
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	if !ej.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.releaseOrphans(ctx, ej.Namespace, ej.Name)
+		return base.Retry(ctx, r.releaseOrphans(ctx, ej.Namespace, ej.Name), ctrl.Result{})
 	}
 	upstream, err := r.upstreamJobs(ctx, ej)
 	if err != nil {
@@ -111,16 +111,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	written := ej.DeepCopy()
 	written.Status = *status
 	if _, err := r.WriteRecord(ctx, gvk.Kind, ej, written); err != nil {
-		return ctrl.Result{}, err
+		// Refused (an admission policy on the status): the next upstream Job that finishes
+		// brings a reconcile at once; the runs started are found again by their names.
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	r.report(ej, status, res, current)
 	// The watermark just written records the run of every downstream Job.
 	for _, j := range current {
 		if err := r.releaser.Release(ctx, r.Client, j); err != nil {
-			return ctrl.Result{}, err
+			return base.Retry(ctx, err, ctrl.Result{})
 		}
 	}
-	return ctrl.Result{}, jobs.Prune(ctx, r.Client, r.Recorder, ej, &ej.Spec.JobPolicy, current)
+	if err := jobs.Prune(ctx, r.Client, r.Recorder, ej, &ej.Spec.JobPolicy, current); err != nil {
+		return base.Retry(ctx, err, ctrl.Result{})
+	}
+	// A refused Job (Ready says so) is tried again a minute later, or when an upstream Job
+	// or the EventJob changes.
+	return base.Retry(ctx, res.refused, ctrl.Result{})
 }
 
 // releaseOrphans releases the Jobs of an EventJob that is gone or being deleted: nothing will

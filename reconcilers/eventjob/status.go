@@ -11,6 +11,7 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -34,6 +35,9 @@ type result struct {
 	replaced []*batchv1.Job
 	// failReason and failMessage say why a Job could not be created (a condition reason).
 	failReason, failMessage string
+	// refused is the API server's refusal (base.Refused) that stopped the round: its
+	// trigger is left unhandled, for the retry.
+	refused error
 }
 
 // handled returns the watermark entries of everything this round handled.
@@ -143,6 +147,9 @@ func later(old *batchv1alpha1.TriggerRecord, rec batchv1alpha1.TriggerRecord) *b
 func readyCondition(ej *batchv1alpha1.EventJob, st *batchv1alpha1.EventJobStatus, res *result, now time.Time) {
 	t := &ej.Spec.Trigger
 	switch old := meta.FindStatusCondition(ej.Status.Conditions, batchv1alpha1.ConditionReady); {
+	case res.refused != nil:
+		setReady(st, ej.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonRequestRefused,
+			"A run has not started. "+base.RefusalMessage(res.refused))
 	case res.failReason != "":
 		setReady(st, ej.Generation, now, metav1.ConditionFalse, res.failReason, res.failMessage)
 	case old != nil && old.Status == metav1.ConditionFalse && old.Reason != batchv1alpha1.ReasonInvalidTrigger &&

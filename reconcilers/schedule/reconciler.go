@@ -102,22 +102,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	observeOverride(s)
 	book, err := base.ReadCalendars(ctx, r.Client, s.Namespace, s.Spec.Calendars)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	st, next := Status(s, book, now)
 	forbid, err := r.forbid(ctx, s, now)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	next = LeftOut(&st, s, forbid, now, next)
 	conditions.SetStalled(&st.Conditions, st.Stalled(), s.Generation, now) // kstatus: Failed while True
 	if end, ok := OverrideEnd(s); ok {
 		next = base.Sooner(next, end)
 	}
-	if err := r.writeStatus(ctx, s, st); err != nil {
-		return base.Retry(err)
-	}
-	return base.RequeueAt(next, r.Clock.Now()), nil
+	return base.Retry(ctx, r.writeStatus(ctx, s, st), base.RequeueAt(next, r.Clock.Now()))
 }
 
 // OverrideEnded reports whether s is an override (`almanac override`: labelled
@@ -160,7 +157,12 @@ func (r *Reconciler) removeOverride(ctx context.Context, s *autoscalingv1alpha1.
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil
 	case err != nil:
-		return base.Retry(fmt.Errorf("failed to delete the ended override Schedule %s: %w", client.ObjectKeyFromObject(s), err))
+		err = fmt.Errorf("failed to delete the ended override Schedule %s: %w", client.ObjectKeyFromObject(s), err)
+		if base.Refused(err) {
+			// Its status has no condition for it (the window ended): an event says so.
+			r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, conditions.ReasonRequestRefused, "Delete", "%s", base.RefusalMessage(err))
+		}
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	end := s.Spec.EndTime + " " + s.Spec.TimeZone
 	if w, err := scaling.Compile(s, nil); err == nil {

@@ -117,3 +117,42 @@ func TestSkippedReasonIsCutToTheSchema(t *testing.T) {
 		t.Errorf("truncate = %d bytes", len(got))
 	}
 }
+
+// TestBusinessDaysWithHolidays: the reconciler reads spec.businessDays and the calendars
+// through the engine, so the last business day moves before a holiday at the month's end,
+// and the run is never one that the calendars skip.
+func TestBusinessDaysWithHolidays(t *testing.T) {
+	sj := skipHolidays(cronSJ("0 18 LW * *", "Europe/Berlin", utc("2027-11-01T00:00:00Z")))
+	sj.Spec.BusinessDays = []string{"Monday", "Tuesday", "Wednesday", "Thursday"}
+	w := &world{t: t, sj: sj, book: holidays(calendarv1alpha1.CalendarDay{Date: "12-30"}, calendarv1alpha1.CalendarDay{Date: "02-29"})}
+	w.run(utc("2027-11-15T00:00:00Z"), utc("2028-03-01T00:00:00Z"))
+	// Monday to Thursday: 2027-11-30 (Tue); 2027-12-30 (Thu) is a holiday, the 29th (Wed);
+	// 2028-01-31 (Mon); 2028-02-29 (Tue) is a holiday, the 28th (Mon).
+	want := []time.Time{utc("2027-11-30T17:00:00Z"), utc("2027-12-29T17:00:00Z"), utc("2028-01-31T17:00:00Z"), utc("2028-02-28T17:00:00Z")}
+	if diff := cmp.Diff(want, w.created); diff != "" {
+		t.Errorf("Jobs created (-want +got):\n%s", diff)
+	}
+	if st := w.sj.Status; st.SkippedRuns != 0 || st.MissedRuns != 0 {
+		t.Errorf("skipped %d, missed %d; want none", st.SkippedRuns, st.MissedRuns)
+	}
+}
+
+// TestBusinessDaysClosedByCalendars: calendars that close every business day leave the
+// business-day form no slot: the ScheduledJob is invalid with the engine's reason, and the
+// reconciler does not loop.
+func TestBusinessDaysClosedByCalendars(t *testing.T) {
+	sj := skipHolidays(cronSJ("0 18 LW * *", "Europe/Berlin", utc("2027-11-01T00:00:00Z")))
+	book := calendarv1alpha1.NewBook([]calendarv1alpha1.Calendar{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "holidays"},
+		Spec:       calendarv1alpha1.CalendarSpec{Periods: []calendarv1alpha1.CalendarPeriod{{Start: "2020-01-01T00:00", End: "2045-01-01T00:00"}}},
+	}}, nil)
+	p := decide(sj, book, nil, time.Time{}, utc("2027-12-01T00:00:00Z"))
+	want := `schedule: "0 18 LW * *" has no slot within eight years after 2027-12-01 01:00 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
+		`are all closed by Calendar holidays, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
+	if p.invalid == nil || p.invalid.Error() != want {
+		t.Errorf("invalid = %v, want %q", p.invalid, want)
+	}
+	if !p.run.IsZero() || p.requeueAfter < 0 {
+		t.Errorf("run %s, requeueAfter %s", p.run, p.requeueAfter)
+	}
+}

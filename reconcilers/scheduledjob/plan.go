@@ -318,9 +318,13 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 	}
 	slot := s.Next(now)
 	if slot.IsZero() {
-		// ParseCron rejects schedules that never fire; this guards against a hot loop if one
-		// got through anyway.
+		// ParseCron rejects schedules that never fire, but the calendars can close every day
+		// that a business-day form (LW, 15W, W#2) could pick: the engine says so (a change
+		// of the calendars wakes the ScheduledJob). It also guards against a hot loop.
 		p.invalid = fmt.Errorf("schedule: %q has no run within eight years after %s", sj.Spec.Schedule, batchv1alpha1.FormatTime(now))
+		if _, err := s.NextSlot(nil, now); err != nil {
+			p.invalid = fmt.Errorf("schedule: %w", err)
+		}
 		return p
 	}
 	// The next run is the next slot that the calendars do not skip; the reconciler still

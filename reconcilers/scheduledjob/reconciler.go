@@ -107,45 +107,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			base.ForgetSuspension(gvk.Kind, req.NamespacedName)
 			// Its Jobs go with it through their ownerReferences.
-			return ctrl.Result{}, r.releaseOrphans(ctx, req.Namespace, req.Name)
+			return base.Retry(ctx, r.releaseOrphans(ctx, req.Namespace, req.Name), ctrl.Result{})
 		}
-		return base.Retry(err)
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	if !sj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.releaseOrphans(ctx, sj.Namespace, sj.Name)
+		return base.Retry(ctx, r.releaseOrphans(ctx, sj.Namespace, sj.Name), ctrl.Result{})
 	}
 	owned, err := r.ownedJobs(ctx, sj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	resumed, err := r.resumedAt(ctx, sj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	book, err := base.ReadCalendars(ctx, r.Client, sj.Namespace, sj.Spec.Calendars)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	now := r.Clock.Now()
 	r.TrackSuspension(ctx, gvk.Kind, sj, sj.Spec.Suspend, now)
 	p := decide(sj, book, owned, resumed, now)
 	out, err := r.execute(ctx, sj, &p, now)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	status := nextStatus(sj, &p, out, owned, now)
 	written := sj.DeepCopy()
 	written.Status = *status
 	if _, err := r.WriteRecord(ctx, gvk.Kind, sj, written); err != nil {
-		return ctrl.Result{}, err
+		// A refused record (an admission policy on the status) waits for the next slot at
+		// the latest: the Job of that slot is created then, on time, whatever happened to
+		// this one's record (its Job's name and finalizer keep it from running twice).
+		return base.Retry(ctx, err, r.nextSlot(&p, now))
 	}
 	current := currentJobs(owned, &p, out)
 	r.report(sj, status, &p, out, current)
 	if err := r.releaseRecorded(ctx, sj, status, current); err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, r.nextSlot(&p, now))
 	}
 	if err := jobs.Prune(ctx, r.Client, r.Recorder, sj, &sj.Spec.JobPolicy, current); err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, r.nextSlot(&p, now))
+	}
+	if out.refused != nil {
+		// The run's Job was refused (Ready says so): the slot is still due.
+		return base.Retry(ctx, out.refused, r.nextSlot(&p, now))
 	}
 	switch {
 	case p.requeueAfter == 0:
@@ -153,9 +160,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case p.more:
 		return ctrl.Result{RequeueAfter: p.requeueAfter}, nil // the rest of the slots since the watermark, at once
 	}
-	// The writes above took time: measure the wait from the clock now, so that the wake-up
-	// lands on the slot instead of late by this reconcile's duration.
-	return base.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now()), nil
+	return r.nextSlot(&p, now), nil
+}
+
+// nextSlot is the wake-up at the plan's next slot (none: Job events bring the reconciler
+// back). The writes of the reconcile took time: the wait is measured from the clock now, so
+// that the wake-up lands on the slot instead of late by the reconcile's duration. The rest of
+// a long walk since the watermark (p.more) is no instant: a request refused meanwhile waits
+// base.RefusalRetry.
+func (r *Reconciler) nextSlot(p *plan, now time.Time) ctrl.Result {
+	if p.requeueAfter == 0 || p.more {
+		return ctrl.Result{}
+	}
+	return base.RequeueAt(now.Add(p.requeueAfter), r.Clock.Now())
 }
 
 // resumedAt returns the instant sj was resumed, when status says suspended and the spec no
@@ -218,7 +235,13 @@ func (r *Reconciler) executeRunNow(ctx context.Context, sj *batchv1alpha1.Schedu
 	}
 	for _, old := range rn.replace {
 		if err := jobs.Delete(ctx, r.Client, old); err != nil {
-			return err
+			if !base.Refused(err) {
+				return err
+			}
+			out.runNowRefused = fmt.Sprintf("the API server refused to delete the Job it replaces: %v", err)
+			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunNowRefused, jobs.ActionCreate,
+				"No Job started for run-now token %q: %s", rn.token, out.runNowRefused)
+			return nil
 		}
 		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
 			"Deleted running Job %s for run-now token %q (concurrencyPolicy Replace)", old.Name, rn.token)
@@ -237,6 +260,9 @@ func (r *Reconciler) executeRunNow(ctx context.Context, sj *batchv1alpha1.Schedu
 	})
 	c, err := jobs.Create(ctx, r.Client, r.APIReader, sj, job)
 	switch {
+	case base.Refused(err):
+		// A request, not a slot: it is answered now, and a new token asks again.
+		out.runNowRefused = fmt.Sprintf("the API server refused its Job: %v", err)
 	case err != nil:
 		return err
 	case c.Conflict:
@@ -272,6 +298,9 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 	}
 	for _, old := range p.replace {
 		if err := jobs.Delete(ctx, r.Client, old); err != nil {
+			if base.Refused(err) {
+				return refusedRun(p, err), nil
+			}
 			return outcome{}, err
 		}
 		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
@@ -287,6 +316,8 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 	})
 	c, err := jobs.Create(ctx, r.Client, r.APIReader, sj, job)
 	switch {
+	case base.Refused(err):
+		return refusedRun(p, err), nil
 	case err != nil:
 		return outcome{}, err
 	case c.Conflict:
@@ -336,6 +367,15 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 // will record their runs or outcomes.
 func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string) error {
 	return r.releaser.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
+}
+
+// refusedRun leaves plan.run to a later reconcile: the API server refused a request of its
+// run (err: creating its Job, deleting a Job that Replace replaces). The slot is not counted;
+// it stays due, and runs when the refusal is lifted while its starting deadline allows.
+func refusedRun(p *plan, err error) outcome {
+	out := outcome{refused: err, refusedRun: p.run}
+	p.run, p.replace = time.Time{}, nil
+	return out
 }
 
 // notRun counts plan.run as not run, for a condition reason.

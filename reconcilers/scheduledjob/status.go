@@ -15,6 +15,7 @@ import (
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
 
@@ -27,6 +28,10 @@ type outcome struct {
 	// failReason and failMessage say why plan.run could not get a Job (a condition reason);
 	// the slot is then counted as not run.
 	failReason, failMessage string
+	// refused is the API server's refusal of a request of plan.run (base.Refused), which
+	// then did not start and stays due.
+	refused    error
+	refusedRun time.Time
 	// runNowJob is the Job of the run-now request (created now or found); runNowRefused says
 	// why it got none.
 	runNowJob     *batchv1.Job
@@ -196,6 +201,9 @@ func truncate(s string, n int) string {
 // Job is created or the spec changes, so that a one-shot keeps saying why it did not run.
 func readyCondition(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, out outcome, now time.Time) {
 	switch old := meta.FindStatusCondition(sj.Status.Conditions, batchv1alpha1.ConditionReady); {
+	case out.refused != nil:
+		setReady(st, sj.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonRequestRefused,
+			"The run at "+describe(sj, out.refusedRun)+" has not started. "+base.RefusalMessage(out.refused))
 	case out.failReason != "":
 		setReady(st, sj.Generation, now, metav1.ConditionFalse, out.failReason, out.failMessage)
 	case old != nil && jobFailure(old.Reason) && out.job == nil && old.ObservedGeneration == sj.Generation:

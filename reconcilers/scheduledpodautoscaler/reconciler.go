@@ -142,11 +142,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !spa.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.release(ctx, spa)
+		return base.Retry(ctx, r.release(ctx, spa), ctrl.Result{})
 	}
 	if spa.Attached() {
 		if err := r.holdTarget(ctx, spa); err != nil {
-			return ctrl.Result{}, err
+			return base.Retry(ctx, err, ctrl.Result{})
 		}
 	}
 	schedules := &autoscalingv1alpha1.ScheduleList{}
@@ -156,7 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	book, err := base.ReadCalendars(ctx, r.Client, spa.Namespace, autoscalingv1alpha1.CalendarsOf(schedules.Items)...)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 
 	now := r.Clock.Now()
@@ -182,15 +182,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		hs.appliedAt = last.at // written by an earlier reconcile that left the status to this one
 	}
 	held, werr := r.writeStatus(ctx, spa, d, hs, now)
+	wake := base.RequeueAt(d.Next, r.Clock.Now())
 	switch {
 	case werr != nil:
-		return base.Retry(werr)
+		return base.Retry(ctx, werr, wake)
 	case err != nil:
-		return ctrl.Result{}, err // hs.applyErr, reported in status; retried with backoff
+		// hs.applyErr, reported in status: retried with backoff, or, refused, a minute
+		// later or at the next boundary (base.Retry).
+		return base.Retry(ctx, err, wake)
 	case !held:
 		r.appliedAt.Delete(req.NamespacedName)
 	}
-	return base.RequeueAt(d.Next, r.Clock.Now()), nil
+	return wake, nil
 }
 
 // applyHPA writes the HorizontalPodAutoscaler if it differs from what d calls for. last is

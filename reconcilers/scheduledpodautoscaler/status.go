@@ -13,6 +13,7 @@ import (
 	"github.com/almanac-dev/almanac/api/conditions"
 	"github.com/almanac-dev/almanac/api/scaling"
 	"github.com/almanac-dev/almanac/api/timing"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // hpaState is what Reconcile found out about the HorizontalPodAutoscaler.
@@ -145,6 +146,13 @@ func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.D
 			Reason: autoscalingv1alpha1.ReasonHPAConflict,
 			Message: fmt.Sprintf("HorizontalPodAutoscaler %s already exists and is not controlled by this ScheduledPodAutoscaler, so almanac leaves it alone: "+
 				"delete it (the ScheduledPodAutoscaler then creates its own) or rename one of the two", spa.Name),
+		}
+	case base.Refused(hs.applyErr):
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionReady,
+			Status:  metav1.ConditionFalse,
+			Reason:  autoscalingv1alpha1.ReasonRequestRefused,
+			Message: fmt.Sprintf("almanac could not write %s. %s", what, base.RefusalMessage(hs.applyErr)),
 		}
 	case hs.applyErr != nil:
 		return metav1.Condition{

@@ -456,6 +456,48 @@ spec:
 		want: []metav1.StatusCause{rule("spec.daysOfWeek", "daysOfWeek is only used by type Daily: a Weekly window is one stretch from startDayOfWeek to endDayOfWeek; "+
 			"for the same hours on several days use type Daily with daysOfWeek")},
 	}, {
+		name: "businessDays on a Daily Schedule",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: daily-business-days}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Daily
+  startTime: "09:00"
+  endTime: "17:00"
+  businessDays: [Monday]`,
+		want: []metav1.StatusCause{rule("spec.businessDays", "businessDays is only used by type Cron, with a business-day form in schedule (LW, 15W, W#2)")},
+	}, {
+		name: "a business day that is not one",
+		manifest: `
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: Schedule
+metadata: {name: cron-business-days}
+spec:
+  scaleTargetRef: {name: web}
+  minReplicas: 2
+  type: Cron
+  schedule: "0 8 LW * *"
+  duration: 1h
+  businessDays: [Caturday]`,
+		want: []metav1.StatusCause{
+			unsupported("spec.businessDays[0]", `"Caturday"`, `"Monday"`, `"Tuesday"`, `"Wednesday"`, `"Thursday"`, `"Friday"`, `"Saturday"`, `"Sunday"`),
+			rulesNotChecked,
+		},
+	}, {
+		name: "businessDays on a ScheduledJob that runs once at",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: once-business-days}
+spec:
+  at: "2030-01-01T09:00"
+  businessDays: [Monday]
+  jobTemplate: {spec: {template: {spec: {containers: [{name: c, image: busybox}], restartPolicy: Never}}}}`,
+		want: []metav1.StatusCause{rule("spec.businessDays", "businessDays are for the business-day forms of a cron schedule (LW, 15W, W#2): set them only with schedule")},
+	}, {
 		name: "Daily Schedule with a day that is not one, and eight days",
 		manifest: `
 apiVersion: autoscaling.almanac.dev/v1alpha1
@@ -755,7 +797,10 @@ func TestKubectlExplain(t *testing.T) {
 		{"sj.spec.at", []string{`"yyyy-MM-ddTHH:mm:ss" for a time to the second`}},
 		{"schedules.status.phase", []string{"Scheduled while windows are to come", "never at each window's boundaries", "activeSchedules"}},
 		{"scheduledjobs.spec", []string{"at", "schedule", "startingDeadlineSeconds", "concurrencyPolicy", "jobTemplate", "successfulJobsHistoryLimit"}},
-		{"sj.spec.schedule", []string{"runs once", "@every", "moved to at"}},
+		{"sj.spec.schedule", []string{"runs once", "@every", "moved to at", "L (the month's last day)", "LW (the last business day)", "MON#1 (the first Monday)", "never skipped by a calendar"}},
+		{"sj.spec.businessDays", []string{"FIELD: businessDays <[]string>", "business-day forms of schedule (LW, 15W, W#2)", "Omitted: Monday to Friday", "is not a business day either"}},
+		{"schedules.spec.schedule", []string{"W#2 (the second business day)", "FRIL or 5L (the last Friday)"}},
+		{"schedules.spec.businessDays", []string{"(type Cron) are the days of the week that count as business days", "Omitted: Monday to Friday"}},
 		{"sj.status", []string{"lastScheduleTime", "nextScheduleTime", "missedRuns", "lastMissedTime", "active"}},
 		{"eventjobs.spec.trigger", []string{"apiVersion", "kind", "name", "type", "Complete (default)"}},
 		{"ej.status", []string{"lastTrigger", "triggerCount", "active"}},

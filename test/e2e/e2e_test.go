@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/commands/check"
 )
 
@@ -43,7 +44,7 @@ const (
 	release   = "almanac"
 	releaseNS = "almanac-system"
 	// leaseName is the manager's leader-election Lease.
-	leaseName = "almanac.almanac.dev"
+	leaseName = index.LeaderElectionID
 	// busybox is the test image hack/cluster.sh imports (Debian's busybox-static).
 	busybox = "docker.io/library/busybox:almanac-e2e"
 )
@@ -1005,7 +1006,7 @@ spec:
 	})
 	// Once per upstream Job: never more of its Jobs than upstream Jobs that completed.
 	mustKubectl(t, "patch", "cronjob", "upstream", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
-	time.Sleep(5 * time.Second)
+	fenceSpec(t, ns, "eventjob", "after-upstream")
 	completed := 0
 	list := &batchv1.JobList{}
 	if err := kube.List(context.Background(), list, client.InNamespace(ns)); err != nil {
@@ -1118,17 +1119,34 @@ spec:
 	if created.After(latest.Add(slack).Add(time.Second)) { // creationTimestamp has whole seconds
 		t.Errorf("the slot's Job was created at %s; want by %s", created, latest.Add(slack))
 	}
-	// Once: still one Job after both replicas (the new one, and the old one's replacement)
-	// have run for a while.
-	time.Sleep(20 * time.Second)
-	if jobs = jobsOf(t, ns, "ScheduledJob", "slot"); len(jobs) != 1 {
-		t.Errorf("%d Jobs for one slot, want 1: %v", len(jobs), jobs)
-	}
+	// Once: still one Job once both replicas (the new one, and the old one's replacement) run
+	// and the leader has reconciled the ScheduledJob again (the fence: a change of its spec,
+	// observed in its status).
 	eventually(t, 2*time.Minute, "2 replicas ready again", func() error {
 		if p := almanacPods(t); len(p) != 2 {
 			return fmt.Errorf("%v", p)
 		}
 		return waitDeploymentReady(t)
+	})
+	fenceSpec(t, ns, "scheduledjob", "slot")
+	if jobs = jobsOf(t, ns, "ScheduledJob", "slot"); len(jobs) != 1 {
+		t.Errorf("%d Jobs for one slot, want 1: %v", len(jobs), jobs)
+	}
+}
+
+// fenceSpec is the end of a check that almanac did nothing more: a change of the spec of the
+// Job owner (a label of its Job template, which changes no run) brings a reconcile, and once
+// its status shows the new generation, that reconcile, and whatever came before it, is over.
+func fenceSpec(t *testing.T, ns, kind, name string) {
+	t.Helper()
+	mustKubectl(t, "patch", kind, name, "-n", ns, "--type=merge",
+		"-p", `{"spec":{"jobTemplate":{"metadata":{"labels":{"almanac.test/fence":"`+strconv.FormatInt(time.Now().UnixNano(), 10)+`"}}}}}`)
+	eventually(t, time.Minute, kind+" "+name+" observed its new generation", func() error {
+		out := mustKubectl(t, "get", kind, name, "-n", ns, "-o", "jsonpath={.metadata.generation} {.status.observedGeneration}")
+		if f := strings.Fields(out); len(f) != 2 || f[0] != f[1] {
+			return fmt.Errorf("generation and observedGeneration: %q", out)
+		}
+		return nil
 	})
 }
 

@@ -45,6 +45,7 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scheme"
 	"github.com/almanac-dev/almanac/certs"
 	"github.com/almanac-dev/almanac/commands/check"
@@ -1274,7 +1275,7 @@ func runChartManager(t *testing.T, cfg *rest.Config) func() {
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:        "0",
 		LeaderElection:                true,
-		LeaderElectionID:              "almanac.almanac.dev",
+		LeaderElectionID:              index.LeaderElectionID,
 		LeaderElectionNamespace:       releaseNS,
 		LeaderElectionReleaseOnCancel: true,
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: freePort(t), TLSOpts: []func(*tls.Config){p.ConfigureTLS}}),

@@ -136,9 +136,11 @@ func TestOnlyTheLeaderCachesJobsAndHPAs(t *testing.T) {
 	want("the leader watching", 1, 1, 1)
 	other := startManagerBinary(t, managerArgs(id, freePort(t), election...)...)
 	want("the second replica serving webhooks", 2, 1, 1)
-	// Still so a while later: the second replica opens no watch of Jobs or HPAs.
-	time.Sleep(3 * time.Second)
-	want("the second replica still without Jobs and HPAs", 2, 1, 1)
+	// Still so once it has started all it starts without the lease (the fence: its readiness,
+	// after its caches synced and its webhook server started): the second replica opens no
+	// watch of Jobs or HPAs.
+	other.waitReady(t)
+	want("the second replica, ready, still without Jobs and HPAs", 2, 1, 1)
 	t.Log("two replicas: 2 watches of ScheduledJobs, 1 of Jobs, 1 of HPAs (the leader's)")
 
 	leader.stop(t)

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,8 +76,8 @@ func TestEventJobRingLongerThanTheLimitStartsNoJob(t *testing.T) {
 	for _, name := range []string{"r1", "r50", "r101"} {
 		invalidTrigger(t, ns, name, "closes a cycle", "(93 more)")
 	}
-	finishJobOf(t, ns, "r50", "r50-leftover")
-	time.Sleep(time.Second)
+	// The fence: the end of r50's Job brings a reconcile of r51, which follows it.
+	clk.fence(t, "eventjob", types.NamespacedName{Namespace: ns, Name: "r51"}, func() { finishJobOf(t, ns, "r50", "r50-leftover") })
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "r51"}); len(got) != 0 {
 		t.Errorf("EventJob r51 started Job %s along the ring", got[0].Name)
 	}
@@ -100,13 +101,13 @@ func TestEventJobAddedUpstreamOfALongChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishJobOf(t, ns, "e99", "e99-run")
-	finishJobOf(t, ns, "e100", "e100-run")
+	// The fence: the end of e100's Job brings a reconcile of e101, which follows it.
+	clk.fence(t, "eventjob", types.NamespacedName{Namespace: ns, Name: "e101"}, func() { finishJobOf(t, ns, "e100", "e100-run") })
 	invalidTrigger(t, ns, "e101", "is 101 EventJobs long, more than the 100 EventJobs that may trigger one after another",
 		"so it starts no Job: trigger it, or an EventJob above it, on an object nearer the start of the chain")
 	eventually(t, "EventJob e100 starts a Job for e99-run", func() (bool, error) {
 		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "e100"})) == 1, nil
 	})
-	time.Sleep(time.Second)
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "e101"}); len(got) != 0 {
 		t.Errorf("EventJob e101 started Job %s, 101 from the chain's start", got[0].Name)
 	}

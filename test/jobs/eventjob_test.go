@@ -135,7 +135,9 @@ func TestEventJobFiresOncePerUpstreamJob(t *testing.T) {
 	m = startManager(t, ns, clk, f)
 	m.Stop()
 	startManager(t, ns, clk, f)
-	time.Sleep(500 * time.Millisecond)
+	// The fence: a change of the spec brings a reconcile of the last manager's, after its
+	// first (every object is reconciled at start); either would start a second run.
+	clk.fenceSpec(t, "eventjob", ej)
 
 	if dups := rec.duplicates(); len(dups) > 0 {
 		t.Errorf("upstream Jobs that started two runs: %v", dups)
@@ -177,7 +179,7 @@ func isUpstream(name string) bool {
 func TestEventJobChain(t *testing.T) {
 	ns := namespace(t)
 	clk := newTestClock(t, time.Now())
-	startManager(t, ns, clk, nil)
+	m := startManager(t, ns, clk, nil)
 	ctx := context.Background()
 	rec := recordJobs(t, ns)
 	for _, ej := range []*batchv1alpha1.EventJob{
@@ -189,7 +191,10 @@ func TestEventJobChain(t *testing.T) {
 		}
 	}
 	a := upstreamJob(t, ns, "a", nil, "")
-	time.Sleep(200 * time.Millisecond)
+	// The fence: once the manager's cache has the running Job a, a change of B's spec brings a
+	// reconcile that sees it, and starts nothing.
+	m.waitCached(t, a)
+	clk.fenceSpec(t, "eventjob", &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}})
 	if got := jobsIn(t, ns, nil); len(got) != 1 {
 		t.Fatalf("Jobs before a finished: %d", len(got))
 	}
@@ -198,7 +203,14 @@ func TestEventJobChain(t *testing.T) {
 	eventually(t, "B's Job", func() (bool, error) {
 		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "b"})) == 1, nil
 	})
-	time.Sleep(200 * time.Millisecond)
+	// The fence: once the manager's cache has B's running Job, a change of C's spec brings a
+	// reconcile that sees it, and starts nothing.
+	running := &batchv1.Job{}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: bJob}, running); err != nil {
+		t.Fatal(err)
+	}
+	m.waitCached(t, running)
+	clk.fenceSpec(t, "eventjob", &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}})
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "c"}); len(got) != 0 {
 		t.Fatalf("C ran before B's Job finished: %s", got[0].Name)
 	}
@@ -238,8 +250,14 @@ func TestEventJobChain(t *testing.T) {
 	if c.Annotations[batchv1alpha1.AnnotationTriggerJob] != bJob {
 		t.Errorf("C's Job was triggered by %q, want %s", c.Annotations[batchv1alpha1.AnnotationTriggerJob], bJob)
 	}
-	finishJob(t, ns, cJob, batchv1.JobComplete, time.Now())
-	time.Sleep(200 * time.Millisecond)
+	// The fence: the end of C's Job brings a reconcile of C; once it is over, no EventJob
+	// follows C's Job (none triggers on C) and none starts again.
+	clk.fence(t, "eventjob", types.NamespacedName{Namespace: ns, Name: "c"}, func() {
+		finishJob(t, ns, cJob, batchv1.JobComplete, time.Now())
+	})
+	if got := jobsIn(t, ns, nil); len(got) != 3 {
+		t.Errorf("%d Jobs, want a, B's and C's", len(got))
+	}
 	if _, order := rec.snapshot(); len(order) != 3 {
 		t.Errorf("Jobs created: %v", order)
 	}
@@ -278,20 +296,23 @@ func TestEventJobReplaceAfterARefusedCreate(t *testing.T) {
 		st := getEJ(t, ns, ej.Name).Status
 		return len(st.Active) == 1 && st.Active[0].Name == secondRun && st.TriggerCount == 1 && st.SkippedCount == 1, nil
 	})
-	time.Sleep(time.Second) // let the event broadcaster flush
-	if n := eventReasons(t, ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
-		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
-	}
-	got := &batchv1.Job{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
-		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
-	}
 	conds := getEJ(t, ns, ej.Name).Status.Conditions
 	if ready := meta.FindStatusCondition(conds, batchv1alpha1.ConditionReady); ready == nil || ready.Reason != batchv1alpha1.ReasonJobConflict {
 		t.Errorf("conditions %+v, want Ready JobConflict for the first run", conds)
 	}
 	if stalled := meta.FindStatusCondition(conds, conditions.TypeStalled); stalled == nil || stalled.Reason != batchv1alpha1.ReasonJobConflict {
 		t.Errorf("conditions %+v, want Stalled JobConflict: a user must remove the foreign Job", conds)
+	}
+	// The fence: a reconcile after the one that wrote that status (a change of the spec,
+	// which also ends the JobConflict condition: checked above); every event the reconciles
+	// recorded until then is counted (recordedEvents).
+	clk.fenceSpec(t, "eventjob", ej)
+	if n := clk.recordedEvents(ns, ej.Name)[jobs.EventJobsReplaced]; n != 0 {
+		t.Errorf("%d JobsReplaced events, want none: no run was running", n)
+	}
+	got := &batchv1.Job{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil || got.UID != foreign.UID || got.DeletionTimestamp != nil {
+		t.Errorf("the foreign Job was touched: %v %v", err, got.DeletionTimestamp)
 	}
 }
 
@@ -319,7 +340,10 @@ func TestEventJobCycleStartsNoJob(t *testing.T) {
 	if err := env.Client.Create(ctx, up); err != nil {
 		t.Fatal(err)
 	}
-	finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	// The fence: the end of B's Job brings a reconcile of A, which follows it.
+	clk.fence(t, "eventjob", types.NamespacedName{Namespace: ns, Name: "a"}, func() {
+		finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+	})
 	for _, name := range []string{"a", "b"} {
 		eventually(t, "EventJob "+name+": Ready=False InvalidTrigger naming the cycle", func() (bool, error) {
 			for _, c := range getEJ(t, ns, name).Status.Conditions {
@@ -330,11 +354,11 @@ func TestEventJobCycleStartsNoJob(t *testing.T) {
 			return false, nil
 		})
 	}
-	time.Sleep(time.Second)
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "a"}); len(got) != 0 {
 		t.Errorf("EventJob a started Job %s along the cycle", got[0].Name)
 	}
-	if n := eventReasons(t, ns, "a")[batchv1alpha1.ReasonInvalidTrigger]; n == 0 {
-		t.Errorf("no InvalidTrigger event on EventJob a")
-	}
+	// Events are recorded asynchronously: wait for it.
+	eventually(t, "an InvalidTrigger event on EventJob a", func() (bool, error) {
+		return eventReasons(t, ns, "a")[batchv1alpha1.ReasonInvalidTrigger] > 0, nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,11 +56,15 @@ func TestExampleAt(t *testing.T) {
 	eventually(t, "Pending until 13:53:55", func() (bool, error) {
 		return getSJ(t, ns, "at-sample").Status.Phase == batchv1alpha1.ScheduledJobPhasePending, nil
 	})
+	// The clock held a second before: a change of the spec brings a reconcile (the fence),
+	// which creates no Job.
+	clk.freeze(t)
 	clk.JumpTo(at.Add(-time.Second))
-	time.Sleep(200 * time.Millisecond)
+	clk.fenceSpec(t, "scheduledjob", &batchv1alpha1.ScheduledJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "at-sample"}})
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
 		t.Fatalf("Job %s created before 13:53:55", got[0].Name)
 	}
+	clk.thaw()
 	clk.JumpTo(at)
 	want := "at-sample-" + "34828673" // 2036-03-21T13:53Z in Unix minutes
 	if got := batchv1alpha1.ScheduledJobName("at-sample", at); got != want {
@@ -96,7 +101,7 @@ func TestExampleAt(t *testing.T) {
 func TestExampleEventJob(t *testing.T) {
 	ns := namespace(t)
 	clk := newTestClock(t, time.Now())
-	startManager(t, ns, clk, nil)
+	m := startManager(t, ns, clk, nil)
 	applyExample(t, ns, "eventjob.yaml")
 	cj := &batchv1.CronJob{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "hello"}, cj); err != nil {
@@ -104,7 +109,10 @@ func TestExampleEventJob(t *testing.T) {
 	}
 	// What the CronJob controller would create for one of its minutes.
 	up := upstreamJob(t, ns, "hello-29000000", cj, "CronJob")
-	time.Sleep(200 * time.Millisecond)
+	// The fence: once the manager's cache has the running upstream Job, a change of the
+	// EventJob's spec brings a reconcile that sees it, and starts nothing.
+	m.waitCached(t, up)
+	clk.fenceSpec(t, "eventjob", &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "eventjob-sample"}})
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "eventjob-sample"}); len(got) != 0 {
 		t.Fatalf("ran before the upstream Job completed: %s", got[0].Name)
 	}

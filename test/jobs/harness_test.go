@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,8 +17,10 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -60,7 +64,55 @@ type testClock struct {
 	// marks pair a real instant with the clock's reading then: at the start and after each
 	// jump (between them the clock runs at real speed).
 	marks []clockMark
+	// done counts, per controller and object, the reconciles that are over (fence).
+	done map[string]map[types.NamespacedName]int
+	// frozen stops the clock's running at real speed (freeze): it then moves only by jumps.
+	frozen atomic.Bool
+	// recorded counts, per object and reason, the events the reconcilers recorded, as they
+	// recorded them (the API server has them later, each sent by a goroutine of its own).
+	recorded map[types.NamespacedName]map[string]int
 }
+
+// recordedEvents returns how many events of each reason the reconcilers recorded on the
+// object ns/name: once a fence's reconcile is over, every event it and the reconciles before
+// it recorded is counted (eventReasons reads the API server, which has them some time later).
+func (c *testClock) recordedEvents(ns, name string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.recorded[types.NamespacedName{Namespace: ns, Name: name}])
+}
+
+// countingRecorder counts the events recorded through it on its clock, then records them.
+type countingRecorder struct {
+	events.EventRecorder
+	clk *testClock
+}
+
+func (r countingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if o, ok := regarding.(metav1.Object); ok {
+		key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+		r.clk.mu.Lock()
+		if r.clk.recorded == nil {
+			r.clk.recorded = map[types.NamespacedName]map[string]int{}
+		}
+		if r.clk.recorded[key] == nil {
+			r.clk.recorded[key] = map[string]int{}
+		}
+		r.clk.recorded[key][reason]++
+		r.clk.mu.Unlock()
+	}
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+// freeze stops the clock from running at real speed until the test ends or thaw: a fence
+// before an instant then takes as long as it takes, and the instant does not come meanwhile.
+func (c *testClock) freeze(t testing.TB) {
+	c.frozen.Store(true)
+	t.Cleanup(c.thaw)
+}
+
+// thaw lets the clock run at real speed again.
+func (c *testClock) thaw() { c.frozen.Store(false) }
 
 type clockMark struct{ real, fake time.Time }
 
@@ -92,7 +144,9 @@ func newTestClock(t testing.TB, start time.Time) *testClock {
 			case <-c.stop:
 				return
 			case <-ticker.C:
-				c.Step(tick)
+				if !c.frozen.Load() {
+					c.Step(tick)
+				}
 			}
 		}
 	}()
@@ -151,7 +205,7 @@ func (c *testClock) waitIdle() {
 func (c *testClock) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	q := &trackingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(rl,
 		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: c}),
-		clk: c, started: map[reconcile.Request]time.Time{}}
+		clk: c, started: map[reconcile.Request]time.Time{}, controller: name, owner: c}
 	c.mu.Lock()
 	c.queues = append(c.queues, q)
 	c.mu.Unlock()
@@ -167,6 +221,9 @@ type trackingQueue struct {
 	workqueue.TypedRateLimitingInterface[reconcile.Request]
 	clk  clock.PassiveClock
 	busy atomic.Int64
+	// controller names the queue's controller; owner counts its reconciles (reconciled).
+	controller string
+	owner      *testClock
 
 	mu      sync.Mutex
 	started map[reconcile.Request]time.Time
@@ -197,7 +254,76 @@ func (q *trackingQueue) Done(item reconcile.Request) {
 	delete(q.started, item)
 	q.mu.Unlock()
 	q.TypedRateLimitingInterface.Done(item)
+	q.owner.mu.Lock()
+	if q.owner.done == nil {
+		q.owner.done = map[string]map[types.NamespacedName]int{}
+	}
+	if q.owner.done[q.controller] == nil {
+		q.owner.done[q.controller] = map[types.NamespacedName]int{}
+	}
+	q.owner.done[q.controller][item.NamespacedName]++
+	q.owner.mu.Unlock()
 	q.busy.Add(-1)
+}
+
+// reconciled returns how many reconciles of key by controller ("scheduledjob", "eventjob") are
+// over, in every manager on this clock.
+func (c *testClock) reconciled(controller string, key types.NamespacedName) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done[controller][key]
+}
+
+// fence is the end of a "nothing happened" assertion: it waits until the reconcilers are idle,
+// makes change, which must bring a reconcile of key by controller, and waits (up to 60 s)
+// until one is over, and the reconcilers are idle again. Whatever that reconcile does, and
+// whatever the changes that its watch delivered before change brought, has happened then; a
+// fixed sleep instead passes whenever the manager is slower than it.
+func (c *testClock) fence(t testing.TB, controller string, key types.NamespacedName, change func()) {
+	t.Helper()
+	c.waitIdle()
+	before := c.reconciled(controller, key)
+	change()
+	eventually(t, "the fence's reconcile of "+key.String(), func() (bool, error) {
+		return c.reconciled(controller, key) > before, nil
+	})
+	c.waitIdle()
+}
+
+// touch changes obj's spec without changing what it does (a label of its Job template), for a
+// fence: a change of the spec brings a reconcile.
+func touch(t testing.TB, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	err := retryOnConflict(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		var tmpl *batchv1.JobTemplateSpec
+		switch o := obj.(type) {
+		case *batchv1alpha1.ScheduledJob:
+			tmpl = &o.Spec.JobTemplate
+		case *batchv1alpha1.EventJob:
+			tmpl = &o.Spec.JobTemplate
+		default:
+			t.Fatalf("touch: %T has no Job template", obj)
+		}
+		if tmpl.Labels == nil {
+			tmpl.Labels = map[string]string{}
+		}
+		n, _ := strconv.Atoi(tmpl.Labels["almanac.test/fence"])
+		tmpl.Labels["almanac.test/fence"] = strconv.Itoa(n + 1)
+		return env.Client.Update(ctx, obj)
+	})
+	if err != nil {
+		t.Fatalf("touch %s: %v", client.ObjectKeyFromObject(obj), err)
+	}
+}
+
+// fenceSpec is fence with a change of obj's spec (touch).
+func (c *testClock) fenceSpec(t testing.TB, controller string, obj client.Object) {
+	t.Helper()
+	c.fence(t, controller, client.ObjectKeyFromObject(obj), func() { touch(t, obj) })
 }
 
 // faults injects failures into the reconcilers' status writes.
@@ -208,6 +334,8 @@ type faults struct {
 	statusFailRate float64
 	rnd            *rand.Rand
 	injected       int
+	// statusPatches and jobCreates count the reconcilers' attempts (refused ones too).
+	statusPatches, jobCreates atomic.Int64
 }
 
 func (f *faults) failStatus() bool {
@@ -230,6 +358,13 @@ type flakyClient struct {
 
 func (c flakyClient) Status() client.SubResourceWriter { return flakyStatus{c.Client.Status(), c.f} }
 
+func (c flakyClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if _, ok := obj.(*batchv1.Job); ok {
+		c.f.jobCreates.Add(1)
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
 var statusCalls atomic.Int64
 
 type flakyStatus struct {
@@ -239,6 +374,7 @@ type flakyStatus struct {
 
 func (s flakyStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	statusCalls.Add(1)
+	s.f.statusPatches.Add(1)
 	if s.f.failStatus() {
 		return errors.New("injected: status write failed")
 	}
@@ -250,6 +386,26 @@ type manager struct {
 	t      testing.TB
 	cancel context.CancelFunc
 	done   chan error
+	// cache is the manager's cache, which its reconcilers read.
+	cache client.Reader
+}
+
+// waitCached waits until the manager's cache holds obj at its resourceVersion (or a later
+// one): a reconcile from then on reads it.
+func (m *manager) waitCached(t testing.TB, obj client.Object) {
+	t.Helper()
+	want, err := strconv.ParseInt(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion of %s: %v", obj.GetName(), err)
+	}
+	cached := obj.DeepCopyObject().(client.Object)
+	eventually(t, "the manager's cache holds "+obj.GetName(), func() (bool, error) {
+		if err := m.cache.Get(context.Background(), client.ObjectKeyFromObject(obj), cached); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		got, err := strconv.ParseInt(cached.GetResourceVersion(), 10, 64)
+		return err == nil && got >= want, nil
+	})
 }
 
 // startManager starts a manager whose reconcilers and work queues run on clk.
@@ -324,6 +480,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 	with := []base.Option{
 		base.WithControllerOptions(opts),
 		base.WithAPIReader(func(r client.Reader) client.Reader { return serverTimes{r, clk} }),
+		base.WithRecorder(func(r events.EventRecorder) events.EventRecorder { return countingRecorder{r, clk} }),
 		base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay)), // as the manager binary shares one
 	}
 	if f != nil {
@@ -341,7 +498,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &manager{t: t, cancel: cancel, done: make(chan error, 1)}
+	m := &manager{t: t, cancel: cancel, done: make(chan error, 1), cache: mgr.GetCache()}
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(m.Stop)
 	return m

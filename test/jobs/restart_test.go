@@ -119,7 +119,9 @@ func TestCronRunsEachSlotOnceAcrossRestarts(t *testing.T) {
 	// Two more restarts and a wait: nothing runs again, pruned or not.
 	restart()
 	restart()
-	time.Sleep(500 * time.Millisecond)
+	// The fence: a change of the spec brings a reconcile of the last manager's, after its
+	// first (every object is reconciled at start); either would run a slot again.
+	clk.fenceSpec(t, "scheduledjob", sj)
 
 	st := getSJ(t, ns, sj.Name).Status
 	if st.MissedRuns != missed {

@@ -58,7 +58,12 @@ func TestRunNowOncePerTokenAcrossARestart(t *testing.T) {
 	eventually(t, "the run-now Job of t1 created", func() (bool, error) {
 		return len(runNowJobs(t, ns, "report")) == 1, nil
 	})
-	time.Sleep(300 * time.Millisecond) // more reconciles, with their status writes failing
+	// The fence: three more reconciles, each to its failed status write, after the Job's:
+	// any of them would have created a second Job before it.
+	tried := f.statusPatches.Load()
+	eventually(t, "three more reconciles, their status writes failing", func() (bool, error) {
+		return f.statusPatches.Load() >= tried+3, nil
+	})
 	if got := runNowJobs(t, ns, "report"); len(got) != 1 || got[0].Name != batchv1alpha1.RunNowJobName("report", "t1") {
 		t.Fatalf("run-now Jobs %v while status writes fail, want the one of t1", got)
 	}
@@ -90,7 +95,7 @@ func TestRunNowOncePerTokenAcrossARestart(t *testing.T) {
 		rec := getSJ(t, ns, "report").Status.RunNow
 		return len(runNowJobs(t, ns, "report")) == 2 && rec != nil && rec.Token == "t2", nil
 	})
-	time.Sleep(300 * time.Millisecond)
+	clk.fenceSpec(t, "scheduledjob", sj) // a reconcile after the one that recorded t2
 	st := getSJ(t, ns, "report").Status
 	if n := len(runNowJobs(t, ns, "report")); n != 2 || st.LastScheduleTime != nil || st.MissedRuns != 0 {
 		t.Errorf("%d run-now Jobs, lastScheduleTime %v, missedRuns %d: want 2, none, 0", n, st.LastScheduleTime, st.MissedRuns)
@@ -122,8 +127,10 @@ func TestRunNowRefusedUnderForbid(t *testing.T) {
 		rec := getSJ(t, ns, "single").Status.RunNow
 		return rec != nil && rec.Token == "second" && rec.JobName == "" && rec.Refused != "", nil
 	})
-	finishJob(t, ns, batchv1alpha1.RunNowJobName("single", "first"), batchv1.JobComplete, clk.Now())
-	time.Sleep(300 * time.Millisecond)
+	// The fence: the first Job's end brings a reconcile, which must not start the refused one.
+	clk.fence(t, "scheduledjob", client.ObjectKeyFromObject(sj), func() {
+		finishJob(t, ns, batchv1alpha1.RunNowJobName("single", "first"), batchv1.JobComplete, clk.Now())
+	})
 	if got := runNowJobs(t, ns, "single"); len(got) != 1 {
 		t.Errorf("run-now Jobs %v, want only the first: a refused request never starts later", got)
 	}

@@ -70,11 +70,15 @@ func TestOneShotRunsAtItsInstant(t *testing.T) {
 		return st.Phase == batchv1alpha1.ScheduledJobPhasePending && st.NextScheduleTime != nil && st.NextScheduleTime.Time.Equal(at), nil
 	})
 
+	// A second before the instant, with the clock held there: a change of the spec brings a
+	// reconcile (the fence), which creates no Job.
+	clk.freeze(t)
 	clk.JumpTo(at.Add(-time.Second))
-	time.Sleep(300 * time.Millisecond) // the fake clock is still before the instant
+	clk.fenceSpec(t, "scheduledjob", sj)
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
 		t.Fatalf("Job created before its instant: %s", got[0].Name)
 	}
+	clk.thaw()
 
 	clk.JumpTo(at)
 	name := batchv1alpha1.ScheduledJobName("once", at)
@@ -155,7 +159,7 @@ func TestOneShotMissedWhileStopped(t *testing.T) {
 		return st.Phase == batchv1alpha1.ScheduledJobPhaseMissed && st.MissedRuns == 1 &&
 			st.LastMissedTime != nil && st.LastMissedTime.Time.Equal(at), nil
 	})
-	time.Sleep(300 * time.Millisecond)
+	clk.fenceSpec(t, "scheduledjob", sj) // a reconcile after the one that recorded the miss
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
 		t.Errorf("a missed one-shot created Job %s", got[0].Name)
 	}
@@ -226,13 +230,14 @@ func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
 	for i := range 5 {
 		clk.JumpTo(first.Add(time.Duration(i)*time.Minute + time.Second))
 	}
+	// Each jump waits until the reconciles are idle: a wake-up at a slot would have run by the
+	// last one, and what it recorded is counted (recordedEvents).
 	clk.JumpTo(clk.Now())
-	time.Sleep(time.Second) // let the event broadcaster flush
 	if got := getSJ(t, ns, "paused"); got.ResourceVersion != before.ResourceVersion {
 		t.Errorf("the ScheduledJob was written while suspended (resourceVersion %s → %s): missedRuns %d",
 			before.ResourceVersion, got.ResourceVersion, got.Status.MissedRuns)
 	}
-	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 0 {
+	if n := clk.recordedEvents(ns, "paused")[jobs.EventRunSkipped]; n != 0 {
 		t.Errorf("%d RunSkipped events while suspended, want none until it is resumed", n)
 	}
 
@@ -246,12 +251,17 @@ func TestSuspendedCronCountsSkippedSlotsOnce(t *testing.T) {
 		st := getSJ(t, ns, "paused").Status
 		return len(st.Conditions) == 1 && st.Conditions[0].Reason == batchv1alpha1.ReasonScheduled, nil
 	})
-	time.Sleep(time.Second)
+	// The fence: a reconcile after the one that counted the slots, which must neither count
+	// them again nor run one.
+	clk.fenceSpec(t, "scheduledjob", resumed)
+	eventually(t, "a RunSkipped event", func() (bool, error) { // events are recorded asynchronously
+		return eventReasons(t, ns, "paused")[jobs.EventRunSkipped] > 0, nil
+	})
 	st := getSJ(t, ns, "paused").Status
 	if st.MissedRuns < 5 || st.LastMissedTime == nil || st.LastMissedTime.Time.Before(first.Add(4*time.Minute)) {
 		t.Errorf("after resuming: missedRuns %d, lastMissedTime %v; want the 5 slots from %s counted", st.MissedRuns, st.LastMissedTime, first)
 	}
-	if n := eventReasons(t, ns, "paused")[jobs.EventRunSkipped]; n != 1 {
+	if n := clk.recordedEvents(ns, "paused")[jobs.EventRunSkipped]; n != 1 {
 		t.Errorf("%d RunSkipped events, want 1 for all the skipped slots", n)
 	}
 	if got := jobsIn(t, ns, nil); len(got) != 0 {
@@ -424,7 +434,9 @@ func TestOneShotOutcomeSurvivesTheJobsDeletion(t *testing.T) {
 	eventually(t, "phase Succeeded, and the Job gone", func() (bool, error) {
 		return getSJ(t, ns, "ttl").Status.Phase == batchv1alpha1.ScheduledJobPhaseSucceeded && len(jobsIn(t, ns, nil)) == 0, nil
 	})
-	time.Sleep(time.Second)
+	eventually(t, "a JobSucceeded event", func() (bool, error) { // events are recorded asynchronously
+		return eventReasons(t, ns, "ttl")[jobs.EventJobSucceeded] > 0, nil
+	})
 	if ev := eventReasons(t, ns, "ttl"); ev[jobs.EventJobDeleted] != 0 || ev[jobs.EventJobSucceeded] != 1 {
 		t.Errorf("events %v, want JobSucceeded once and no JobDeleted", ev)
 	}

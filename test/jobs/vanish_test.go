@@ -53,6 +53,23 @@ func (f *faults) refuse(on bool) {
 	}
 }
 
+// retriedOnceDeleted is the fence of the checks that a Job whose record could not be written,
+// and which was deleted, is never created again: it waits until the Job is being deleted and
+// three more reconciles have tried (and failed) to write the record after that, each of which
+// would have created the Job again before its write.
+func retriedOnceDeleted(t *testing.T, f *faults, ns, name string) {
+	t.Helper()
+	eventually(t, "Job "+name+" being deleted", func() (bool, error) {
+		j := &batchv1.Job{}
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j)
+		return err == nil && j.DeletionTimestamp != nil, client.IgnoreNotFound(err)
+	})
+	tried := f.statusPatches.Load()
+	eventually(t, "three more reconciles after the deletion", func() (bool, error) {
+		return f.statusPatches.Load() >= tried+3, nil
+	})
+}
+
 // A cron ScheduledJob whose status writes are refused while its Jobs are deleted as soon as
 // they appear runs each slot once: each Job stays, being deleted, until its run is recorded
 // (issue 24; on the main before it, each retry of the status write found neither Job nor
@@ -88,7 +105,7 @@ func TestVanishedJobsOfACronScheduledJobRunOnce(t *testing.T) {
 			created, _ := rec.snapshot()
 			return created[want[i]] > 0, nil
 		})
-		time.Sleep(time.Second) // the retries of the refused status write, and the deletion
+		retriedOnceDeleted(t, f, ns, want[i])
 	}
 	f.refuse(false)
 	last := first.Add(2 * time.Minute)
@@ -140,7 +157,7 @@ func TestVanishedJobsOfAnEventJobRunOnce(t *testing.T) {
 			created, _ := rec.snapshot()
 			return created[name] > 0, nil
 		})
-		time.Sleep(time.Second) // the retries of the refused status write, and the deletion
+		retriedOnceDeleted(t, f, ns, name)
 	}
 	f.refuse(false)
 	eventually(t, "the runs recorded and every run's Job gone", func() (bool, error) {

@@ -5,10 +5,12 @@
 package layout
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -115,27 +117,79 @@ func TestNoReconcilerMentionsLanes(t *testing.T) {
 	}
 }
 
-// commands are almanac's command-line commands besides the manager: each is a package of its
-// own under commands/ (docs/design.md, "Where things live").
-var commands = []string{"calendar", "check", "migrate", "override", "preview", "release", "run", "validate"}
+// module is almanac's Go module path.
+const module = "github.com/almanac-dev/almanac"
 
-// TestCommandsLiveUnderCommands: each command is a package commands/<name>, named so, that
-// builds its cobra command (NewCommand); and no cobra command is built under webhooks/ or api/,
-// which hold admission and the rules the commands call (issue 23: a newcomer looking for
-// `almanac migrate` does not look in webhooks/).
-func TestCommandsLiveUnderCommands(t *testing.T) {
-	top := root(t)
-	for _, name := range commands {
-		dir := filepath.Join(top, "commands", name)
-		files := parseDir(t, dir)
-		if len(files) == 0 {
-			t.Errorf("commands/%s holds no Go package: `almanac %s` lives there", name, name)
+// cliCommands returns almanac's command-line commands besides the manager, derived from the
+// command tree itself: the packages whose NewCommand main.go adds to the root command
+// (root.AddCommand(pkg.NewCommand(…))), by package name, with their import paths. A new
+// command is found here once it is wired, so the layout rules cannot forget it (the list was
+// written by hand until issue 38, and had lost next and suspend).
+func cliCommands(t *testing.T, top string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(top, "main.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := map[string]string{} // the name a file refers to a package by → its import path
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		imports[name] = path
+	}
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "AddCommand" {
+			return true
+		}
+		arg, ok := call.Args[0].(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := arg.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewCommand" {
+			if pkg, ok := sel.X.(*ast.Ident); ok {
+				out[pkg.Name] = imports[pkg.Name]
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// checkCommands returns what is wrong with the commands of the tree at top: each command that
+// main.go adds is a package commands/<name> of that name that builds its cobra command
+// (NewCommand), and each package under commands/ that builds one is added by main.go (the
+// others, kube and manifest, are what the commands share).
+func checkCommands(t *testing.T, top string) []string {
+	t.Helper()
+	var problems []string
+	wired := cliCommands(t, top)
+	for name, path := range wired {
+		if want := module + "/commands/" + name; path != want {
+			problems = append(problems, fmt.Sprintf("main.go adds %s.NewCommand from %q: `almanac %s` lives in %s, a package of its own under commands/", name, path, name, want))
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(top, "commands"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
 			continue
 		}
+		name := e.Name()
+		files := parseDir(t, filepath.Join(top, "commands", name))
 		builds := false
 		for file, f := range files {
-			if f.Name.Name != name {
-				t.Errorf("commands/%s/%s is package %s, want %s", name, file, f.Name.Name, name)
+			if _, isCommand := wired[name]; isCommand && f.Name.Name != name {
+				problems = append(problems, fmt.Sprintf("commands/%s/%s is package %s, want %s", name, file, f.Name.Name, name))
 			}
 			for _, d := range f.Decls {
 				if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "NewCommand" {
@@ -143,9 +197,39 @@ func TestCommandsLiveUnderCommands(t *testing.T) {
 				}
 			}
 		}
-		if !builds {
-			t.Errorf("commands/%s has no NewCommand: each command package builds its cobra command", name)
+		_, isCommand := wired[name]
+		switch {
+		case isCommand && !builds:
+			problems = append(problems, fmt.Sprintf("commands/%s has no NewCommand: each command package builds its cobra command", name))
+		case !isCommand && builds:
+			problems = append(problems, fmt.Sprintf("commands/%s builds a command (NewCommand) that main.go does not add to almanac's root command", name))
 		}
+		delete(wired, name)
+	}
+	for name := range wired {
+		if strings.HasPrefix(wired[name], module+"/commands/") {
+			problems = append(problems, fmt.Sprintf("main.go adds %s.NewCommand, but commands/%s holds no Go package", name, name))
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// TestCommandsLiveUnderCommands: each command of almanac's command line (as main.go wires
+// them: cliCommands) is a package commands/<name>, named so, that builds its cobra command
+// (NewCommand), and every package under commands/ that builds one is wired; and no cobra
+// command is built under webhooks/ or api/, which hold admission and the rules the commands
+// call (issue 23: a newcomer looking for `almanac migrate` does not look in webhooks/).
+func TestCommandsLiveUnderCommands(t *testing.T) {
+	top := root(t)
+	wired := cliCommands(t, top)
+	for _, name := range []string{"validate", "preview", "next", "suspend"} {
+		if _, ok := wired[name]; !ok {
+			t.Fatalf("the commands derived from main.go (%v) lack %s: cliCommands reads the tree wrong", slices.Sorted(maps.Keys(wired)), name)
+		}
+	}
+	for _, p := range checkCommands(t, top) {
+		t.Error(p)
 	}
 
 	checked := 0
@@ -295,5 +379,59 @@ func TestNoPathOfOneMachine(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckCommandsFindsWhatIsNotWired: checkCommands, on trees made for it, finds a command
+// package that main.go does not add, a command added from outside commands/, and a command
+// package that builds no command; the tree as it is has none of them.
+func TestCheckCommandsFindsWhatIsNotWired(t *testing.T) {
+	write := func(t *testing.T, top, file, content string) {
+		t.Helper()
+		path := filepath.Join(top, file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const mainGo = `package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/almanac-dev/almanac/commands/good"
+	elsewhere "github.com/almanac-dev/almanac/webhooks/tool"
+	"github.com/almanac-dev/almanac/commands/empty"
+)
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{}
+	root.AddCommand(good.NewCommand())
+	root.AddCommand(elsewhere.NewCommand())
+	root.AddCommand(empty.NewCommand())
+	return root
+}
+`
+	top := t.TempDir()
+	write(t, top, "main.go", mainGo)
+	write(t, top, "commands/good/good.go", "package good\n\nfunc NewCommand() {}\n")
+	write(t, top, "commands/forgotten/forgotten.go", "package forgotten\n\nfunc NewCommand() {}\n")
+	write(t, top, "commands/empty/empty.go", "package empty\n")
+	write(t, top, "commands/shared/shared.go", "package shared\n\nfunc Helper() {}\n")
+	got := checkCommands(t, top)
+	want := []string{
+		"commands/empty has no NewCommand",
+		"commands/forgotten builds a command (NewCommand) that main.go does not add",
+		`main.go adds elsewhere.NewCommand from "github.com/almanac-dev/almanac/webhooks/tool"`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems %q, want %d of them: %q", got, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d: %q, want it to start %q", i, got[i], want[i])
+		}
 	}
 }

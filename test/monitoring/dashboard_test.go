@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -135,5 +136,10 @@ func TestDashboardPanels(t *testing.T) {
 		if !strings.Contains(all, m+"{") {
 			t.Errorf("no panel shows %s", m)
 		}
+	}
+	// The dashboard is a file the chart ships as it is (no template): the Lease it selects is
+	// checked against its one home, the manager's (api/index).
+	if want := `name="` + index.LeaderElectionID + `"`; !strings.Contains(all, "leader_election_master_status{job=~\"$job\", "+want+"}") {
+		t.Errorf("the leader panel does not select %s, the manager's Lease (index.LeaderElectionID)", want)
 	}
 }

@@ -68,6 +68,7 @@ func TestRunRefusedByForbid(t *testing.T) {
 func TestRunWait(t *testing.T) {
 	ns := newNamespace(t)
 	create(t, scheduledJob(ns, "report", batchv1alpha1.ConcurrencyPolicyAllow))
+	previous := ""
 	for _, outcome := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
 		done := make(chan error, 1)
 		var out bytes.Buffer
@@ -77,17 +78,20 @@ func TestRunWait(t *testing.T) {
 		}()
 		name := ""
 		deadline := time.Now().Add(30 * time.Second)
+		// The second run's record, not the first one's: until the command's patch of the
+		// token lands, status.runNow still names the first run's Job with the first token.
 		for name == "" && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 			sj := &batchv1alpha1.ScheduledJob{}
 			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "report"}, sj); err == nil && sj.Status.RunNow != nil &&
-				sj.Status.RunNow.Token == batchv1alpha1.RunNowToken(sj) {
+				sj.Status.RunNow.Token == batchv1alpha1.RunNowToken(sj) && sj.Status.RunNow.JobName != previous {
 				name = sj.Status.RunNow.JobName
 			}
 		}
 		if name == "" {
 			t.Fatal("no run-now Job recorded")
 		}
+		previous = name
 		finish(t, ns, name, outcome)
 		select {
 		case err := <-done:

@@ -271,7 +271,7 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
 	userHPA(t, ns, "api", 1, 4)
 	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
 
 	helmUpgrade := func(minReplicas int32) {
@@ -299,8 +299,10 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 		return fmt.Errorf("no event names helm: %q", eventMessages(t, ns, "api"))
 	})
 
-	// One more: a fight. almanac leaves Helm's value and says what to configure.
-	helmUpgrade(1)
+	// One more: a fight. almanac leaves Helm's value and says what to configure. The fence:
+	// Helm's write brings a reconcile; once it is over, and the controller idle, the value is
+	// still Helm's.
+	reconciles.Fence(t, "scheduledpodautoscaler", client.ObjectKey{Namespace: ns, Name: "api"}, func() { helmUpgrade(1) })
 	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
 	eventually(t, 10*time.Second, func() error {
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "api"}, spa); err != nil {
@@ -312,7 +314,7 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(time.Second)
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
 	if err := hasBounds(ns, "api", 1, 9)(); err != nil {
 		t.Errorf("during the conflict: %v, want Helm's value left alone", err)
 	}

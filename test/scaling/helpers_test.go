@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -23,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -94,6 +96,17 @@ type managerOpts struct {
 	wrapReader func(client.Reader) client.Reader
 	// workers is the number of workers of each controller (0: the reconcilers' defaults).
 	workers int
+	// reconciles, when set, counts the reconciles of both controllers (the fences of
+	// "nothing happened" assertions).
+	reconciles *testenv.Reconciles
+}
+
+// startCountedManager is startManager whose reconciles are counted, for fences.
+func startCountedManager(t testing.TB, clk clock.WithDelayedExecution, namespaces ...string) *testenv.Reconciles {
+	t.Helper()
+	r := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{reconciles: r}, namespaces...)
+	return r
 }
 
 // startManagerOpts runs both reconcilers as the manager binary does (sharing one base.Lanes),
@@ -102,9 +115,14 @@ func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpt
 	t.Helper()
 	mgr := newManager(t, namespaces...)
 	lanes := base.WithLanes(base.NewLanes(clk, base.DefaultMaxReportDelay))
-	spaOpts := []base.Option{lanes, base.WithWorkers(o.workers)}
+	common := []base.Option{lanes}
+	if o.reconciles != nil {
+		common = append(common, base.WithControllerOptions(controller.Options{SkipNameValidation: ptr.To(true), NewQueue: o.reconciles.NewQueue}))
+	}
+	common = append(common, base.WithWorkers(o.workers))
+	spaOpts := common
 	if o.wrap != nil {
-		spaOpts = append(spaOpts, base.WithClient(o.wrap))
+		spaOpts = append(slices.Clone(common), base.WithClient(o.wrap))
 	}
 	if o.wrapReader != nil {
 		spaOpts = append(spaOpts, base.WithAPIReader(o.wrapReader))
@@ -112,7 +130,7 @@ func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpt
 	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, base.WithWorkers(o.workers)).SetupWithManager(mgr); err != nil {
+	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), common...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return run(t, mgr)
@@ -371,29 +389,64 @@ func watchWrites(t testing.TB, clk clock.PassiveClock, ns string) *writeLog {
 // errNotYet is returned by eventually conditions that are still waiting.
 var errNotYet = errors.New("not yet")
 
-// reconcileCount sums controller-runtime's reconcile counter of the named controllers (default:
-// almanac's two scaling controllers), over every manager in this process.
-func reconcileCount(t testing.TB, controllers ...string) float64 {
+// fence is the end of a check that almanac wrote nothing: the reconciles are over (the caller
+// waited for them), and this waits until every watch of the log has delivered what was
+// written before. It labels each of objs (an autoscaler, a Schedule, an HPA: a label brings no
+// reconcile) and creates an Event of each API in ns, and waits (up to 30 s) until the log has
+// each of those writes: a watch delivers its kind's writes in order. It returns the
+// resourceVersions of its own writes, which are no writes of almanac's.
+func (l *writeLog) fence(t testing.TB, ns string, objs ...client.Object) map[string]bool {
 	t.Helper()
-	if len(controllers) == 0 {
-		controllers = []string{"scheduledpodautoscaler", "schedule"}
-	}
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
+	ctx := context.Background()
+	mine := map[string]bool{}
+	for _, obj := range objs {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"almanac.test/fence":"`+strconv.Itoa(len(mine))+`"}}}`))
+		if err := env.Client.Patch(ctx, obj, patch); err != nil {
+			t.Fatal(err)
 		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && slices.Contains(controllers, l.GetValue()) {
-					sum += m.GetCounter().GetValue()
-				}
+		mine[obj.GetResourceVersion()] = true
+	}
+	now := metav1.NewMicroTime(time.Now())
+	core := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: ns, GenerateName: "fence-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: ns, Name: "fence", APIVersion: "v1"},
+		Reason:         "Fence", Message: "the test's fence", Type: corev1.EventTypeNormal,
+		Source: corev1.EventSource{Component: "almanac-test"},
+	}
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "fence-"},
+		EventTime:  now, ReportingController: "almanac.dev/test", ReportingInstance: "test",
+		Action: "Fence", Reason: "Fence", Type: corev1.EventTypeNormal, Note: "the test's fence",
+		Regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: ns, Name: "fence", APIVersion: "v1"},
+	}
+	for _, obj := range []client.Object{core, ev} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		mine[obj.GetResourceVersion()] = true
+	}
+	eventually(t, 30*time.Second, func() error {
+		seen := map[string]bool{}
+		for _, w := range l.all() {
+			seen[w.resourceVersion] = true
+		}
+		for rv := range mine {
+			if !seen[rv] {
+				return fmt.Errorf("the fence's write %s not delivered yet", rv)
 			}
 		}
+		return nil
+	})
+	return mine
+}
+
+// notMine is the writes that are not the fence's.
+func notMine(writes []write, mine map[string]bool) []write {
+	var out []write
+	for _, w := range writes {
+		if !mine[w.resourceVersion] {
+			out = append(out, w)
+		}
 	}
-	return sum
+	return out
 }

@@ -13,6 +13,8 @@ import (
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // laggingHPAs is a client whose cache is one write behind on HPAs: the first read of an HPA
@@ -70,13 +72,18 @@ func TestReportDoesNotWriteTheHPAAgain(t *testing.T) {
 		lag = &laggingHPAs{Client: c, stale: map[types.NamespacedName]*autoscalingv2.HorizontalPodAutoscaler{}}
 		return lag
 	}
-	startManagerOpts(t, clk, managerOpts{wrap: wrap, workers: 3}, ns)
+	reconciles := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{wrap: wrap, workers: 3, reconciles: reconciles}, ns)
+	// Converged: every autoscaler's status has its HPA's bounds, written by the reconcile that
+	// applied them, after the apply; and the controller is idle.
 	eventually(t, 30*time.Second, converged(ns, n))
-	time.Sleep(time.Second)
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
 	before := lag.applies.Load()
 	clk.sleepUntil(open)
+	// The fence: every status holds the boundary's bounds. The reconcile that writes a status
+	// held back by Lanes is the one that would apply the HPA again, before it writes.
 	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
-	time.Sleep(time.Second)
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
 	if got := lag.applies.Load() - before; got != n {
 		t.Errorf("%d HPA applies at the boundary, want %d (one per autoscaler)", got, n)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -44,7 +46,7 @@ func TestMetricsFollowTransitions(t *testing.T) {
 	spaErrors0 := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("ScheduledPodAutoscaler"))
 	scheduleErrors0 := counterValue(t, scheduledpodautoscaler.EvaluationErrors.WithLabelValues("Schedule"))
 
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 3, 12))
 	eventually(t, 10*time.Second, func() error {
 		if got, ok := activeSchedules(t, ns, "web"); !ok || got != 1 {
@@ -80,8 +82,20 @@ func TestMetricsFollowTransitions(t *testing.T) {
 		lag = lt.Lag.Duration
 		return nil
 	})
-	// Stays the same: one transition, counted once, also a little later.
-	time.Sleep(2 * time.Second)
+	// Stays the same: one transition, counted once, also after another reconcile (the fence:
+	// a change of the spec that moves no bound).
+	reconciles.Fence(t, "scheduledpodautoscaler", client.ObjectKeyFromObject(spa), func() {
+		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(latest.DeepCopy())
+		latest.Spec.HorizontalPodAutoscalerSpec.Metrics[0].Resource.Target.AverageUtilization = ptr.To[int32](71)
+		if err := env.Client.Patch(ctx, latest, patch); err != nil {
+			t.Fatal(err)
+		}
+	})
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
 	if d := counterValue(t, scheduledpodautoscaler.TransitionsApplied) - applied0; d != 1 {
 		t.Errorf("transitions_applied_total rose by %v over one boundary, want 1", d)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // quietStart is a Monday, 12:01 UTC. The Schedules that populate creates have no boundary
@@ -131,14 +132,46 @@ func TestNothingIsWrittenBetweenBoundaries(t *testing.T) {
 	time.Sleep(time.Second) // let the event broadcaster flush
 	stop()
 
-	before := reconcileCount(t)
 	writes := watchWrites(t, clk, ns)
-	startManager(t, clk, ns)
-	time.Sleep(10 * time.Second)
-	if got := reconcileCount(t) - before; got < 6*n {
-		t.Fatalf("the restarted manager reconciled %v times, want at least %d (every autoscaler and Schedule)", got, 6*n)
+	reconciles := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{reconciles: reconciles}, ns)
+	// The fence: the restarted manager has reconciled every autoscaler and Schedule, its
+	// queues are idle, and nothing is due before the next boundary (12:30), by the queues' own
+	// record; then every watch has delivered what was written. (An event comes only with a
+	// status that changed, which the watches see.)
+	eventually(t, 30*time.Second, func() error {
+		for i := range n {
+			for _, obj := range objectsOf(ns, i, false) {
+				c := "schedule"
+				if _, ok := obj.(*autoscalingv1alpha1.ScheduledPodAutoscaler); ok {
+					c = "scheduledpodautoscaler"
+				}
+				if reconciles.Done(c, client.ObjectKeyFromObject(obj)) == 0 {
+					return fmt.Errorf("%s %s not reconciled yet by the restarted manager", c, obj.GetName())
+				}
+			}
+		}
+		return nil
+	})
+	boundary := quietStart.Add(29 * time.Minute)
+	for _, c := range []string{"scheduledpodautoscaler", "schedule"} {
+		reconciles.WaitIdle(t, c)
+		if next, key, ok := reconciles.NextWake(c); ok {
+			if at := clk.Now().Add(time.Until(next)); at.Before(boundary) {
+				t.Errorf("%s %s is due to be reconciled again at %s, before the next boundary %s", c, key, at.Format(time.TimeOnly), boundary.Format(time.TimeOnly))
+			}
+		}
 	}
-	if w := writes.all(); len(w) > 0 {
+	if got := reconciles.Reconciled("scheduledpodautoscaler") + reconciles.Reconciled("schedule"); got < 6*n {
+		t.Fatalf("the restarted manager reconciled %d times, want at least %d (every autoscaler and Schedule)", got, 6*n)
+	}
+	first := objectsOf(ns, 0, false)
+	hpa, err := getHPA(ns, first[0].GetName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := writes.fence(t, ns, first[0], first[1], hpa)
+	if w := notMine(writes.all(), mine); len(w) > 0 {
 		t.Errorf("%d writes while no boundary passed:\n%s", len(w), joinWrites(w))
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/test/testenv"
 )
 
 // boundaryTolerance is how late after a boundary the HPA may be observed with the new
@@ -231,37 +232,57 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 	clk := newOffsetClock(time.Date(2030, 1, 9, 10, 0, 0, 0, time.UTC))
 	spa := newAutoscaler(ns, "web", 2, 10)
 	create(t, spa)
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 10*time.Second, hasBounds(ns, "web", 2, 10))
+	key := client.ObjectKeyFromObject(spa)
 
-	// kubectl edit: a label and a behavior.
+	// kubectl edit: a label and a behavior. The edit of the spec brings a reconcile (the fence):
+	// once it is over, almanac has written nothing.
 	hpa, err := getHPA(ns, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch := client.MergeFrom(hpa.DeepCopy())
-	hpa.Labels = map[string]string{"team": "checkout"}
-	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
-		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
-	}
-	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
-		t.Fatal(err)
-	}
+	reconciles.Fence(t, "scheduledpodautoscaler", key, func() {
+		patch := client.MergeFrom(hpa.DeepCopy())
+		hpa.Labels = map[string]string{"team": "checkout"}
+		hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+			ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
+		}
+		if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+	})
 	edited := hpa.ResourceVersion
-	time.Sleep(3 * time.Second)
 	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != edited {
 		t.Fatalf("almanac wrote the HPA after another manager's edit of its own fields (resourceVersion %s → %s)", edited, hpa.ResourceVersion)
 	}
 
 	// The HPA controller writes the status every 15 s; almanac neither reacts nor fights it.
+	// The status write brings no reconcile; the fence is another edit of a field almanac does
+	// not own, through the same watch after it: once its reconcile is over, anything the status
+	// write would have brought is over too, and the fence's edit is the only write since.
 	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4}
 	if err := env.Client.Status().Update(ctx, hpa, client.FieldOwner("horizontal-pod-autoscaler")); err != nil {
 		t.Fatal(err)
 	}
 	statusWritten := hpa.ResourceVersion
-	time.Sleep(3 * time.Second)
-	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != statusWritten {
-		t.Fatalf("almanac wrote the HPA after the HPA controller's status write (resourceVersion %s → %s)", statusWritten, hpa.ResourceVersion)
+	var fence string
+	reconciles.Fence(t, "scheduledpodautoscaler", key, func() {
+		patch := client.MergeFrom(hpa.DeepCopy())
+		if hpa.Spec.Behavior.ScaleUp == nil { // the API server defaults it with scaleDown
+			hpa.Spec.Behavior.ScaleUp = &autoscalingv2.HPAScalingRules{}
+		}
+		hpa.Spec.Behavior.ScaleUp.StabilizationWindowSeconds = ptr.To[int32](30)
+		if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		fence = hpa.ResourceVersion
+	})
+	if fence == statusWritten {
+		t.Fatal("the fence's edit changed nothing")
+	}
+	if hpa, _ := getHPA(ns, "web"); hpa.ResourceVersion != fence {
+		t.Fatalf("almanac wrote the HPA after the HPA controller's status write (resourceVersion %s → %s, then %s)", statusWritten, fence, hpa.ResourceVersion)
 	}
 
 	// almanac writes the HPA again (the baseline changed); the edit survives.
@@ -288,7 +309,7 @@ func TestOtherManagersAreNotFought(t *testing.T) {
 	}
 
 	// minReplicas is almanac's: an edit of it is taken back.
-	patch = client.MergeFrom(hpa.DeepCopy())
+	patch := client.MergeFrom(hpa.DeepCopy())
 	hpa.Spec.MinReplicas = ptr.To[int32](7)
 	if err := env.Client.Patch(ctx, hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
@@ -613,9 +634,11 @@ func (w slowWriter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, o
 	return w.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 
-// TestApplyFailureIsReported: when the API server refuses the HPA, the autoscaler says so
-// (Ready False, ApplyFailed, a Warning event) and retries with backoff; once the API server
-// accepts it again, the HPA gets its bounds and Ready comes back.
+// TestApplyFailureIsReported: when writing the HPA fails in a way that may pass when asked
+// again (here an admission webhook that cannot be reached: a 500), the autoscaler says so
+// (Ready False, ApplyFailed, a Warning event) and retries with backoff; once the write goes
+// through, the HPA gets its bounds and Ready comes back. (A refusal, which would be refused
+// again, waits instead: TestARefusedApplyWaits.)
 func TestApplyFailureIsReported(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -654,7 +677,7 @@ func TestApplyFailureIsReported(t *testing.T) {
 }
 
 // refusingClient fails every HorizontalPodAutoscaler apply while refuse is set, as an API
-// server (or an admission webhook) refusing it would.
+// server whose admission webhook cannot be reached does (500).
 type refusingClient struct {
 	client.Client
 	refuse *atomic.Bool
@@ -662,7 +685,7 @@ type refusingClient struct {
 
 func (c *refusingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	if _, ok := obj.(*autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration); ok && c.refuse.Load() {
-		return apierrors.NewForbidden(autoscalingv2.Resource("horizontalpodautoscalers"), "web", errors.New("refused by the test"))
+		return apierrors.NewInternalError(errors.New(`failed calling webhook "policy.example.com": no endpoints available for service "policy"`))
 	}
 	return c.Client.Apply(ctx, obj, opts...)
 }
@@ -762,12 +785,22 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 	clk := newOffsetClock(open.Add(-10 * time.Second))
 	const n = 24
 	createSharedBoundary(t, ns, open, n)
-	startManagerOpts(t, clk, managerOpts{workers: 4}, ns)
+	reconciles := testenv.NewReconciles()
+	startManagerOpts(t, clk, managerOpts{workers: 4, reconciles: reconciles}, ns)
 	eventually(t, 30*time.Second, converged(ns, n))
 	writes := watchWrites(t, clk, ns)
 	clk.sleepUntil(open)
 	eventually(t, 30*time.Second, sharedBoundaryApplied(ns, n))
-	time.Sleep(time.Second) // anything that would follow the statuses
+	// The fence: the reconciles of the boundary are over (both controllers idle), and every
+	// watch has delivered what was written before the fence's own writes.
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	reconciles.WaitIdle(t, "schedule")
+	hpa0, err := getHPA(ns, "app-00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := writes.fence(t, ns, &autoscalingv1alpha1.ScheduledPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-00"}},
+		&autoscalingv1alpha1.Schedule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-00"}}, hpa0)
 
 	rv := func(w write) int64 {
 		v, err := strconv.ParseInt(w.resourceVersion, 10, 64)
@@ -777,7 +810,7 @@ func TestHPAWritesComeFirstAtABoundary(t *testing.T) {
 		return v
 	}
 	var hpas, reports []write
-	for _, w := range writes.since(open) {
+	for _, w := range notMine(writes.since(open), mine) {
 		if w.kind == "HorizontalPodAutoscaler" {
 			hpas = append(hpas, w)
 		} else {
@@ -829,10 +862,10 @@ func TestForeignHPAsCostNoReconcile(t *testing.T) {
 	ns := newNamespace(t)
 	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
 	create(t, newAutoscaler(ns, "web", 2, 10))
-	startManager(t, clk, ns)
+	reconciles := startCountedManager(t, clk, ns)
 	eventually(t, 30*time.Second, converged(ns, 1))
-	time.Sleep(time.Second)
-	before := reconcileCount(t, "scheduledpodautoscaler")
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	before := reconciles.Reconciled("scheduledpodautoscaler")
 
 	c, err := client.New(restConfig(), client.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
@@ -849,8 +882,25 @@ func TestForeignHPAsCostNoReconcile(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(2 * time.Second)
-	if after := reconcileCount(t, "scheduledpodautoscaler"); after != before {
-		t.Errorf("creating and changing 10 HPAs without an autoscaler cost %v reconciles, want none", after-before)
+	// The fence: an edit of web's HPA (a field almanac does not own), through the same watch
+	// after the foreign ones, brings one reconcile of web; once it and whatever the foreign
+	// HPAs brought before it are over, only that one has run.
+	web := client.ObjectKey{Namespace: ns, Name: "web"}
+	reconciles.Fence(t, "scheduledpodautoscaler", web, func() {
+		hpa, err := getHPA(ns, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(hpa.DeepCopy())
+		hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+			ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)},
+		}
+		if err := env.Client.Patch(context.Background(), hpa, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	reconciles.WaitIdle(t, "scheduledpodautoscaler")
+	if after := reconciles.Reconciled("scheduledpodautoscaler"); after != before+1 {
+		t.Errorf("creating and changing 10 HPAs without an autoscaler, then a fence, cost %d reconciles, want 1 (the fence's)", after-before)
 	}
 }

@@ -26,6 +26,11 @@ const (
 	// ReasonApplyFailed: writing the HorizontalPodAutoscaler failed; the message has the
 	// API server's answer and the controller retries with backoff.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonRequestRefused: the API server refused almanac's write of the
+	// HorizontalPodAutoscaler or the target (RBAC, an admission webhook or policy, a quota);
+	// the message has its answer and the fix, and almanac tries again about a minute later,
+	// at the next boundary if sooner, or when the autoscaler or its Schedules change.
+	ReasonRequestRefused = conditions.ReasonRequestRefused
 	// ReasonHPAConflict: a HorizontalPodAutoscaler of the same name exists and is not
 	// controlled by this autoscaler; almanac leaves it alone.
 	ReasonHPAConflict = "HorizontalPodAutoscalerConflict"
@@ -81,7 +86,7 @@ const (
 var (
 	scheduledPodAutoscalerTerminal = []conditions.Terminal{
 		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
-			ReasonFieldManagerConflict, ReasonTargetNotFound, ReasonTargetKindNotServed, ReasonHPAConflict, ReasonApplyFailed}},
+			ReasonFieldManagerConflict, ReasonTargetNotFound, ReasonTargetKindNotServed, ReasonHPAConflict, ReasonApplyFailed, ReasonRequestRefused}},
 		{Type: ConditionConflict, Status: metav1.ConditionTrue, Reasons: []string{ReasonFieldManagerConflict}},
 		{Type: ConditionSchedulesValid, Status: metav1.ConditionFalse, Reasons: []string{ReasonInvalidSchedule}},
 		{Type: ConditionForbiddenOverlap, Status: metav1.ConditionTrue, Reasons: []string{ReasonSchedulesLeftOut}},

@@ -71,6 +71,7 @@ type ScaleTargetReference struct {
 // +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || (!has(self.schedule) && !has(self.duration))",message="schedule and duration are only used by type Cron"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Weekly' || (has(self.startDayOfWeek) && has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are required for type Weekly"
 // +kubebuilder:validation:XValidation:rule="self.type == 'Weekly' || (!has(self.startDayOfWeek) && !has(self.endDayOfWeek))",message="startDayOfWeek and endDayOfWeek are only used by type Weekly"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cron' || !has(self.businessDays)",message="businessDays is only used by type Cron, with a business-day form in schedule (LW, 15W, W#2)",fieldPath=".businessDays"
 // +kubebuilder:validation:XValidation:rule="self.type == 'Daily' || !has(self.daysOfWeek) || size(self.daysOfWeek) == 0",message="daysOfWeek is only used by type Daily: a Weekly window is one stretch from startDayOfWeek to endDayOfWeek; for the same hours on several days use type Daily with daysOfWeek",fieldPath=".daysOfWeek"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.startTime) || self.startTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes startTime as HH:mm on a 24-hour clock, e.g. \"09:30\"",fieldPath=".startTime"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Daily' || !has(self.endTime) || self.endTime.matches('^([01][0-9]|2[0-3]):[0-5][0-9]$')",message="type Daily takes endTime as HH:mm on a 24-hour clock, e.g. \"18:00\"",fieldPath=".endTime"
@@ -153,12 +154,30 @@ type ScheduleSpec struct {
 
 	// schedule (type Cron) is a 5-field cron expression (minute hour day-of-month month
 	// day-of-week) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight,
-	// @hourly, evaluated in timeZone. Each firing opens a window of duration. @every and
-	// TZ= prefixes are rejected (use timeZone). A firing time skipped by a daylight-saving
-	// change fires at the instant the clocks jumped; a repeated one fires once.
+	// @hourly, evaluated in timeZone. Each firing opens a window of duration. The
+	// day-of-month field also takes L (the month's last day), L-3 (three days before it), LW
+	// (the last business day), 15W (the business day nearest the 15th, within the month) and
+	// W#2 (the second business day); the day-of-week field MON#1 (the first Monday) and FRIL
+	// or 5L (the last Friday). A business day is one of businessDays that the calendars leave
+	// open at the schedule's first time of day. @every and TZ= prefixes are rejected (use
+	// timeZone). A firing time skipped by a daylight-saving change fires at the instant the
+	// clocks jumped; a repeated one fires once.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule,omitempty"`
+
+	// businessDays (type Cron) are the days of the week that count as business days for the
+	// business-day forms of schedule (LW, 15W, W#2): Monday … Sunday (case-insensitive names
+	// and three-letter abbreviations are normalized at admission). Omitted: Monday to
+	// Friday. Holidays are not listed here: a day that a skip calendar of spec.calendars
+	// closes (or, with only, that no only calendar opens) at the schedule's first time of day
+	// is not a business day either. Only a schedule with a business-day form may set it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	BusinessDays []string `json:"businessDays,omitempty"`
 
 	// duration (type Cron) is how long each window stays open, as a Go duration
 	// ("90m", "1h30m"); at least 1m and at most 8784h (366 days). Windows that touch or

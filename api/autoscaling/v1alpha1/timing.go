@@ -17,6 +17,7 @@ func (s *ScheduleSpec) Timing() timing.Spec {
 		DaysOfWeek:     s.DaysOfWeek,
 		Schedule:       s.Schedule,
 		Duration:       s.Duration,
+		BusinessDays:   s.BusinessDays,
 		TimeZone:       s.TimeZone,
 	}
 }

@@ -138,6 +138,11 @@ func (in *ScheduleSpec) DeepCopyInto(out *ScheduleSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.BusinessDays != nil {
+		in, out := &in.BusinessDays, &out.BusinessDays
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Calendars != nil {
 		in, out := &in.Calendars, &out.Calendars
 		*out = new(calendarv1alpha1.Calendars)

@@ -38,6 +38,12 @@ const (
 	// ReasonJobInvalid: the API server rejected the Job built from jobTemplate; the message
 	// has its answer. The run is counted as not run.
 	ReasonJobInvalid = "JobInvalid"
+	// ReasonRequestRefused: the API server refused a request of the run (creating its Job,
+	// deleting the Job that concurrencyPolicy Replace replaces; RBAC, an admission webhook or
+	// policy, a ResourceQuota); the message has its answer and the fix. The run has not
+	// started: almanac tries again about a minute later, at the next slot if sooner, or when
+	// the object or its Jobs change, while its starting deadline allows.
+	ReasonRequestRefused = conditions.ReasonRequestRefused
 
 	// ConditionRunNow on a ScheduledJob says how its latest run-now request went: True
 	// (ReasonRunNowStarted) when a Job started for it, False (ReasonRunNowRefused) when it
@@ -64,13 +70,13 @@ const (
 var (
 	scheduledJobTerminal = []conditions.Terminal{
 		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
-			ReasonInvalidSchedule, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong}},
+			ReasonInvalidSchedule, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong, ReasonRequestRefused}},
 		{Type: calendarv1alpha1.ConditionCalendars, Status: metav1.ConditionFalse, Reasons: []string{
 			calendarv1alpha1.ReasonCalendarNotUsable}},
 	}
 	eventJobTerminal = []conditions.Terminal{
 		{Type: ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{
-			ReasonInvalidTrigger, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong}},
+			ReasonInvalidTrigger, ReasonJobConflict, ReasonJobInvalid, ReasonJobNameTooLong, ReasonRequestRefused}},
 	}
 )
 

@@ -31,6 +31,7 @@ const (
 // ScheduledJobSpec says when to run a Job: once at an instant (at) or on a cron schedule.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.at) != has(self.schedule)",message="exactly one of at and schedule is required: at runs the Job once, schedule runs it on a cron schedule"
+// +kubebuilder:validation:XValidation:rule="!has(self.businessDays) || has(self.schedule)",message="businessDays are for the business-day forms of a cron schedule (LW, 15W, W#2): set them only with schedule",fieldPath=".businessDays"
 // +kubebuilder:validation:XValidation:rule="!has(self.spread) || has(self.schedule)",message="spread shifts the slots of a cron schedule: set it only with schedule (remove spread from a ScheduledJob that runs once at)",fieldPath=".spread"
 // +kubebuilder:validation:XValidation:rule="!has(self.at) || self.at.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$')",message="at is a wall time in timeZone written yyyy-MM-ddTHH:mm, or yyyy-MM-ddTHH:mm:ss to the second, e.g. \"2027-09-01T10:00\" or \"2027-09-01T10:00:30\"",fieldPath=".at"
 type ScheduledJobSpec struct {
@@ -47,14 +48,33 @@ type ScheduledJobSpec struct {
 
 	// schedule runs the Job on a cron schedule evaluated in timeZone: 5 fields (minute
 	// hour day-of-month month day-of-week) or @yearly, @annually, @monthly, @weekly,
-	// @daily, @midnight, @hourly. Each wall-clock slot runs at most once: a slot skipped by
-	// a daylight-saving change runs at the instant the clocks jumped, a repeated slot runs
-	// once. @every and TZ= prefixes are rejected (use timeZone). A timestamp given here is
-	// moved to at by admission. Exactly one of at and schedule; an empty schedule (and no
-	// at) is rejected.
+	// @daily, @midnight, @hourly. The day-of-month field also takes L (the month's last
+	// day), L-3 (three days before it), LW (the last business day), 15W (the business day
+	// nearest the 15th, within the month) and W#2 (the second business day); the
+	// day-of-week field MON#1 (the first Monday) and FRIL or 5L (the last Friday). A
+	// business day is one of businessDays that the calendars leave open at the schedule's
+	// first time of day, so a run that a business-day form picks is never skipped by a
+	// calendar. Each wall-clock slot runs at most once: a slot skipped by a daylight-saving
+	// change runs at the instant the clocks jumped, a repeated slot runs once. @every and
+	// TZ= prefixes are rejected (use timeZone). A timestamp given here is moved to at by
+	// admission. Exactly one of at and schedule; an empty schedule (and no at) is rejected.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule,omitempty"`
+
+	// businessDays (only with schedule) are the days of the week that count as business
+	// days for the business-day forms of schedule (LW, 15W, W#2): Monday … Sunday
+	// (case-insensitive names and three-letter abbreviations are normalized at admission).
+	// Omitted: Monday to Friday. Holidays are not listed here: a day that a skip calendar of
+	// spec.calendars closes (or, with only, that no only calendar opens) at the schedule's
+	// first time of day is not a business day either. Only a schedule with a business-day
+	// form may set it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+	BusinessDays []string `json:"businessDays,omitempty"`
 
 	// timeZone is the IANA time zone name in which at and schedule are read, e.g.
 	// "Europe/Berlin". Default UTC. Admission stores the canonical spelling and turns

@@ -8,12 +8,12 @@ import (
 )
 
 // Timing is what says when the ScheduledJob runs, for the time engine: spec.at or
-// spec.schedule in spec.timeZone, and spec.spread with the namespace and name its offset is
-// derived from. The webhooks, the reconciler and `almanac preview` all read a ScheduledJob
+// spec.schedule (with spec.businessDays) in spec.timeZone, and spec.spread with the namespace
+// and name its offset is derived from. The webhooks, the reconciler and `almanac preview` all read a ScheduledJob
 // through it, so that they shift its slots alike.
 func (sj *ScheduledJob) Timing() timing.JobSpec {
 	s := &sj.Spec
-	return timing.JobSpec{At: s.At, Schedule: s.Schedule, TimeZone: s.TimeZone, Spread: s.Spread, Namespace: sj.Namespace, Name: sj.Name}
+	return timing.JobSpec{At: s.At, Schedule: s.Schedule, TimeZone: s.TimeZone, Spread: s.Spread, BusinessDays: s.BusinessDays, Namespace: sj.Namespace, Name: sj.Name}
 }
 
 // TimingWith is Timing with the calendars that spec.calendars names, read from book (nil: none

@@ -25,7 +25,7 @@ if obj.status == nil or obj.status.observedGeneration == nil or obj.status.obser
 end
 
 -- Ready False: TargetNotFound, TargetKindNotServed, HorizontalPodAutoscalerConflict,
--- ApplyFailed or FieldManagerConflict; its message says what to do.
+-- ApplyFailed, RequestRefused or FieldManagerConflict; its message says what to do.
 local ready = condition("Ready")
 if ready ~= nil and ready.status == "False" then
   return {status = "Degraded", message = message(ready, "Ready is False: " .. tostring(ready.reason))}
