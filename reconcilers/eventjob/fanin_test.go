@@ -59,7 +59,9 @@ func (w *world) set(key string) *batchv1alpha1.FanInSet {
 	return nil
 }
 
-func slotKey(minutes int) string { return batchv1alpha1.FormatTime(t0.Add(time.Duration(minutes) * time.Minute)) }
+func slotKey(minutes int) string {
+	return batchv1alpha1.FormatTime(t0.Add(time.Duration(minutes) * time.Minute))
+}
 
 // TestFanInAllOfBySlot: one Job per slot, started with the last upstream run of the slot; the
 // slots never mix, even when a slot's last run ends after the next slot's first; the Job

@@ -13,20 +13,20 @@ const (
 
 // Reasons of almanac_job_runs_skipped_total and almanac_job_runs_missed_total.
 const (
-	SkipForbid       = "ConcurrencyForbid"
-	SkipSuspended    = "Suspended"
-	SkipCalendar     = "Calendar"
-	SkipJobConflict  = "JobConflict"
-	SkipJobInvalid   = "JobInvalid"
-	SkipNameTooLong  = "JobNameTooLong"
+	SkipForbid      = "ConcurrencyForbid"
+	SkipSuspended   = "Suspended"
+	SkipCalendar    = "Calendar"
+	SkipJobConflict = "JobConflict"
+	SkipJobInvalid  = "JobInvalid"
+	SkipNameTooLong = "JobNameTooLong"
 	// SkipUpstreamFailed and SkipSetExpired count the sets of an EventJob's triggers that
 	// started no Job: an upstream run ended without its trigger's outcome (fanIn.onFailure
 	// Skip), or the set was not complete within its horizon.
 	SkipUpstreamFailed = "UpstreamFailed"
 	SkipSetExpired     = "SetExpired"
-	MissDeadline     = "DeadlinePassed"
-	MissSuperseded   = "Superseded"
-	MissJobsReplaced = "Replaced"
+	MissDeadline       = "DeadlinePassed"
+	MissSuperseded     = "Superseded"
+	MissJobsReplaced   = "Replaced"
 )
 
 // lagBuckets reach from 5 ms (a reconcile against a nearby API server) to 10 minutes (the

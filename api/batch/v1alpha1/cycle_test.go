@@ -257,9 +257,9 @@ func TestCheckTriggerChainWithSeveralTriggers(t *testing.T) {
 		name: "a diamond is read once per EventJob", objects: []*EventJob{fanIn("l", "top"), fanIn("r", "top"), newEJ("top", TriggerKindCronJob, "hello")},
 		check: fanIn("d", "l", "r"), reads: 3,
 	}, {
-		name: "a cycle further up through a fan-in, which the EventJob is not on, is no problem",
+		name:    "a cycle further up through a fan-in, which the EventJob is not on, is no problem",
 		objects: []*EventJob{fanIn("a", "b", "x"), newEJ("b", TriggerKindEventJob, "a"), newEJ("x", TriggerKindCronJob, "hello")},
-		check: newEJ("d", TriggerKindEventJob, "a"), reads: 3,
+		check:   newEJ("d", TriggerKindEventJob, "a"), reads: 3,
 	}, {
 		name: "a fan-in added above a chain of 99 through one of its followers", down: true,
 		objects: chain("e", 100, TriggerKindEventJob, "f")[1:], // e2 … e100, e2 on the missing e1
