@@ -211,7 +211,7 @@ func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChain
 	// cycle or chain, or the first EventJob trigger.
 	at := ej.Name
 	switch {
-	case p.Cycle != nil && len(p.Cycle) > 1:
+	case len(p.Cycle) > 1:
 		at = p.Cycle[1]
 	case p.Chain != nil && p.Below+1 < len(p.Chain):
 		at = p.Chain[p.Below+1]

@@ -110,7 +110,7 @@ func decideFanIn(p *plan, ej *batchv1alpha1.EventJob, upstream, downstream []*ba
 			}
 			// The record lists the runs that made the set, of those that still exist.
 			if up := byUID(upstream, uid); up != nil && !slices.ContainsFunc(s.Members, func(m batchv1alpha1.FanInMember) bool { return m.UID == uid }) {
-				if i, o := triggerOf(ej, up), jobs.OutcomeOf(up); i >= 0 && o.Finished() && !hasTrigger(s, int32(i)) { //nolint:gosec // at most MaxTriggers
+				if i, o := triggerOf(ej, up), jobs.OutcomeOf(up); i >= 0 && o.Finished() && !hasTrigger(s, int32(i)) {
 					s.Members = append(s.Members, member(run{job: up, trigger: i, outcome: o}))
 				}
 			}
@@ -208,7 +208,7 @@ func byUID(list []*batchv1.Job, uid types.UID) *batchv1.Job {
 }
 
 func member(r run) batchv1alpha1.FanInMember {
-	return batchv1alpha1.FanInMember{Trigger: int32(r.trigger), JobName: r.job.Name, UID: r.job.UID, //nolint:gosec // at most MaxTriggers
+	return batchv1alpha1.FanInMember{Trigger: int32(r.trigger), JobName: r.job.Name, UID: r.job.UID,
 		Condition: string(r.outcome.Type), Time: metav1.NewTime(r.outcome.Time)}
 }
 

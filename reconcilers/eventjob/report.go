@@ -62,7 +62,7 @@ func failedRuns(ej *batchv1alpha1.EventJob, s *batchv1alpha1.FanInSet) string {
 func missingRuns(ej *batchv1alpha1.EventJob, s *batchv1alpha1.FanInSet) string {
 	var missing []string
 	for i, t := range ej.Spec.Triggers {
-		if !hasTrigger(s, int32(i)) { //nolint:gosec // at most MaxTriggers
+		if !hasTrigger(s, int32(i)) {
 			missing = append(missing, fmt.Sprintf("%s %s", t.Kind, t.Name))
 		}
 	}
