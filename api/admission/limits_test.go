@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
@@ -114,8 +115,8 @@ func TestFanInSchemaBounds(t *testing.T) {
 			t.Errorf("%s: maxItems %v, want %d", strings.Join(tt.path, "."), got, tt.want)
 		}
 	}
-	if got := at("spec", "fanIn", "horizonSeconds").Minimum; got == nil || *got != float64(batchv1alpha1.MinFanInHorizonSeconds) {
-		t.Errorf("spec.fanIn.horizonSeconds: minimum %v, want %d", got, batchv1alpha1.MinFanInHorizonSeconds)
+	if rules := at("spec", "fanIn", "horizonSeconds").XValidations; len(rules) != 1 || rules[0].Rule != fmt.Sprintf("self >= %d", batchv1alpha1.MinFanInHorizonSeconds) {
+		t.Errorf("spec.fanIn.horizonSeconds: rules %v, want self >= %d", rules, batchv1alpha1.MinFanInHorizonSeconds)
 	}
 	if got := at("status", "fanIn", "sets", "[]", "members", "[]", "trigger").Maximum; got == nil || *got != batchv1alpha1.MaxTriggers-1 {
 		t.Errorf("status.fanIn.sets[].members[].trigger: maximum %v, want %d", got, batchv1alpha1.MaxTriggers-1)

@@ -185,8 +185,8 @@ type FanIn struct {
 	// a set not complete by then expires (counted in status.fanIn.expiredSets), and a run of
 	// its slot that ends later starts nothing. Default 86400 (a day); 60 to 604800.
 	// +optional
-	// +kubebuilder:validation:Minimum=60
 	// +kubebuilder:validation:Maximum=604800
+	// +kubebuilder:validation:XValidation:rule="self >= 60",message="horizonSeconds is at least 60 (a minute): a set waits that long after its slot for a run of each trigger; write 60 or more, or omit it for a day (86400)"
 	HorizonSeconds *int64 `json:"horizonSeconds,omitempty"`
 
 	// onFailure says what an upstream run that ended without its trigger's outcome (a
