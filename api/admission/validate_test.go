@@ -708,10 +708,10 @@ func TestValidateEventJob(t *testing.T) {
 		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "EventJob"}, "hello", "b"),
 		objects: []Object{hello, eventJob("b", "CronJob", "hello")},
 	}, {
-		name: "a missing trigger among several",
-		obj:  fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "ScheduledJob"}, "hello", "nightly"),
+		name:    "a missing trigger among several",
+		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "ScheduledJob"}, "hello", "nightly"),
 		objects: []Object{hello},
-		want: result{Warnings: []string{`spec.triggers[1].name: ScheduledJob "nightly" does not exist in namespace "ns": the EventJob starts no Job until it exists and one of its Jobs ends`}},
+		want:    result{Warnings: []string{`spec.triggers[1].name: ScheduledJob "nightly" does not exist in namespace "ns": the EventJob starts no Job until it exists and one of its Jobs ends`}},
 	}, {
 		name: "itself among several triggers",
 		obj:  fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "EventJob"}, "hello", "r"),
