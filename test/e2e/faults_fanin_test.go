@@ -24,7 +24,7 @@ import (
 // 25 s, and an AllOf EventJob "load" over them (fanInManifests). Half of the leader kills of
 // (c) are aimed at the moment that matters most to it: between the last upstream Job of a
 // slot completing and the set's Job being created. The leader's manager process is stopped
-// (SIGSTOP) just before extract-c's Pod ends, so that it can create nothing from then on; once
+// (SIGSTOP) just before extract-c's container ends, so that it can create nothing from then on; once
 // the Job controller has marked extract-c's Job complete, the process is killed (SIGKILL) and
 // its Pod deleted. The next leader must create the set's Job, once: every slot whose three
 // upstream Jobs completed has exactly one Job of the EventJob, none lost, none twice.
@@ -46,8 +46,8 @@ type fanInKill struct {
 }
 
 // killBeforeFanIn stops the leader just before extract-c's Job of slot ends (its container
-// sleeps 25 s: 23 s after it started), waits until that Job is complete, and kills the leader
-// (see above).
+// sleeps 25 s: 24.5 s after it started), waits until that Job is complete, and kills the
+// leader (see above).
 func killBeforeFanIn(t *testing.T, ctx context.Context, lease *leaseLog, ns string, slot time.Time) (fanInKill, error) {
 	t.Helper()
 	k := fanInKill{slot: slot}
@@ -82,7 +82,11 @@ func killBeforeFanIn(t *testing.T, ctx context.Context, lease *leaseLog, ns stri
 			}
 		}
 	}
-	sleepUntil(started.Add(23 * time.Second))
+	// The container started within the second that startedAt names, and ends 25 s later; the
+	// Job controller marks the Job complete a second or two after that. Stopped 24.5 s after
+	// startedAt, the leader is stopped for about 1 to 3 s: within even a short Lease (the
+	// other replica takes over only once it expires, which between reports).
+	sleepUntil(started.Add(24*time.Second + 500*time.Millisecond))
 	pod, pid, err := leaderProcess(lease, 40*time.Second)
 	if err != nil {
 		return k, err
@@ -111,7 +115,10 @@ func killBeforeFanIn(t *testing.T, ctx context.Context, lease *leaseLog, ns stri
 		return k, fmt.Errorf("kill %d (%s): %w", pid, pod, err)
 	}
 	k.end = time.Now()
-	k.between = jobComplete(job) && !completeBefore && !setJobExists
+	// Still the leader when it was killed: no other replica renewed the Lease meanwhile.
+	holder, _, _ := lease.current()
+	stillLeader := strings.HasPrefix(holder, pod+"_")
+	k.between = jobComplete(job) && !completeBefore && !setJobExists && stillLeader
 	if r := kubectl(t, "delete", "pod", pod, "-n", releaseNS, "--wait=false"); r.code != 0 {
 		return k, fmt.Errorf("kubectl delete pod: %s", r)
 	}
@@ -119,7 +126,8 @@ func killBeforeFanIn(t *testing.T, ctx context.Context, lease *leaseLog, ns stri
 		t.Logf("fan-in kill: the leader %s stopped at %s, extract-c's Job %s complete %s later, the leader killed with no Job of the set %s yet",
 			pod, stamp(stopped), job.Name, k.completedAfter.Round(10*time.Millisecond), hm(slot))
 	} else {
-		t.Logf("fan-in kill at %s: not between (extract-c complete before the stop: %v; the set's Job there: %v)", stamp(stopped), completeBefore, setJobExists)
+		t.Logf("fan-in kill at %s: not between (extract-c complete before the stop: %v; the set's Job there: %v; %s still the leader: %v)",
+			stamp(stopped), completeBefore, setJobExists, pod, stillLeader)
 	}
 	return k, nil
 }
