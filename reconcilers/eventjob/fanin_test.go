@@ -443,6 +443,13 @@ func TestFanInChangedTriggersStartOver(t *testing.T) {
 	if len(st.FanIn.Sets) != 0 || !st.Watermark.Time.Equal(ptr.To(metav1.NewTime(t0.Add(3*time.Minute)))) || len(w.created) != 1 {
 		t.Errorf("sets %v, watermark %v, runs %v: want the record started over at the change", st.FanIn.Sets, st.Watermark, w.created)
 	}
+	// Back to one trigger: the record of sets goes, and the sets' Jobs are no upstream Jobs'.
+	w.ej.Spec.Triggers, w.ej.Spec.FanIn = nil, nil
+	w.ej.Spec.Trigger = batchv1alpha1.Trigger{Kind: batchv1alpha1.TriggerKindScheduledJob, Name: "a"}
+	p := w.step(true)
+	if w.ej.Status.FanIn != nil || len(p.recovered) != 0 || len(w.created) != 1 {
+		t.Errorf("fanIn %+v, recovered %d, runs %v after going back to one trigger", w.ej.Status.FanIn, len(p.recovered), w.created)
+	}
 }
 
 func TestFanInCondition(t *testing.T) {

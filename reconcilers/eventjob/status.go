@@ -128,6 +128,7 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 		})
 	}
 	handled := res.handled(p)
+	st.FanIn = nil // the record of sets belongs to spec.triggers: gone with them
 	if p.fanIn != nil {
 		// Every run looked at is handled, whatever became of its set: the record holds it.
 		handled = p.fanIn.handled
