@@ -21,7 +21,8 @@ import (
 // horizonSeconds or more after its slot, or of a slot at or before closedThrough, is late and
 // joins none); by window, the oldest set that began at most windowSeconds before it ended and
 // has no run of its trigger yet, else a set of its own. A run of a trigger that its set
-// already has, a run of a decided set, and a run with no slot start nothing. Every run that
+// already has, a run of a set that no longer waits (complete, failed or decided), and a run
+// with no slot start nothing and are not recorded. Every run that
 // was looked at is handled (the watermark), and the sets with their runs are recorded in
 // status.fanIn in the same write, so a run counts once, even when its upstream Job is gone
 // by the time its set completes.

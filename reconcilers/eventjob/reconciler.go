@@ -1,11 +1,12 @@
 // Package eventjob reconciles EventJobs: it owns the downstream Jobs they create (one per
-// upstream Job that reaches the trigger condition, named from the upstream Job's UID and
+// upstream Job that reaches the trigger condition, named from the upstream Job's UID; or, with
+// spec.triggers, one per set of upstream runs, named from the set's slot: fanin.go; each
 // controlled by the EventJob) and their status, including the watermark that records which
-// upstream Jobs have been handled.
+// upstream Jobs have been handled and the record of the sets.
 //
 // It watches EventJobs, the Jobs they control, and every Job in their namespaces that
-// finishes: a Job is upstream of an EventJob whose trigger names it (kind Job) or names its
-// controller (kind CronJob, ScheduledJob or EventJob, so EventJobs chain). It reads the Jobs'
+// finishes: a Job is upstream of an EventJob one of whose triggers names it (kind Job) or
+// names its controller (kind CronJob, ScheduledJob or EventJob, so EventJobs chain). It reads the Jobs'
 // Complete and Failed conditions, never core Events, which expire, are rate-limited and change
 // format.
 package eventjob
