@@ -225,7 +225,7 @@ func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChain
 	}
 	switch {
 	case p.Unchecked:
-		return field.Invalid(triggerPath(ej, 0), value, batchv1alpha1.UncheckedText+
+		return field.Invalid(namePath, value, batchv1alpha1.UncheckedText+
 			": trigger on fewer EventJobs, or on the Jobs, CronJobs or ScheduledJobs that start them")
 	case p.Cycle != nil:
 		return field.Invalid(namePath, value, fmt.Sprintf(
