@@ -29,7 +29,7 @@ func TestCount(t *testing.T) {
 
 func TestOtherManagers(t *testing.T) {
 	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	entries := []metav1.ManagedFieldsEntry{
 		entry("almanac", `{"f:spec":{"f:replicas":{}}}`),

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/almanac-dev/almanac/api/putback"
@@ -318,7 +318,7 @@ func Decide(in Input) Decision {
 			break
 		}
 		pods := recordedPods(q.w, q.rec)
-		if p.PodsPerMinute > 0 && used+pods > p.PodsPerMinute && !(used == 0 && woke == 0) {
+		if p.PodsPerMinute > 0 && used+pods > p.PodsPerMinute && (used > 0 || woke > 0) {
 			// The pace is used up: the next Pods may start once the oldest of the last
 			// minute's are a minute old.
 			if len(d.Paced) > 0 {
