@@ -17,6 +17,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // DefaultNamespace is the namespace of an input object that names none, as for kubectl
@@ -103,7 +104,8 @@ type Replaced struct {
 // object that the permission check covers: offline there is no user to ask about.
 const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
 	"from a user who may not create Jobs in its namespace, a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, " +
-	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource) " +
+	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource), " +
+	"and a Sleep from one who may not patch (and scale) the kinds it puts to sleep " +
 	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
 
 // CalendarsFromInput is what `almanac validate` reports, once, when a Schedule or ScheduledJob
@@ -117,7 +119,7 @@ const CalendarsFromInput = "calendars are looked up in the input only: a Calenda
 func checksPermissions(gk schema.GroupKind) bool {
 	switch gk {
 	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(),
-		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind():
+		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindSleep).GroupKind():
 		return true
 	}
 	return false
@@ -449,6 +451,10 @@ func allRulesKind(obj Object) schema.GroupVersionKind {
 		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindCalendar)
 	case *calendarv1alpha1.ClusterCalendar:
 		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindClusterCalendar)
+	case *sleepv1alpha1.Sleep:
+		return sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindSleep)
+	case *sleepv1alpha1.ClusterSleep:
+		return sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindClusterSleep)
 	}
 	return schema.GroupVersionKind{}
 }

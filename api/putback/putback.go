@@ -38,9 +38,19 @@ func Count(times []time.Time, now time.Time) (recent []time.Time, allowed bool) 
 // OtherManagers returns the field managers other than self that own the field at path (of an
 // object with these managedFields entries: spec.replicas, say), sorted: who changed it.
 func OtherManagers(entries []metav1.ManagedFieldsEntry, self string, path []string) []string {
+	return ChangedSince(entries, self, path, time.Time{})
+}
+
+// ChangedSince is OtherManagers of the entries written after since (an entry's time is in
+// whole seconds: one of since's own second does not count): a manager that owned the field
+// before almanac wrote it, and has not written since, did not change it.
+func ChangedSince(entries []metav1.ManagedFieldsEntry, self string, path []string, since time.Time) []string {
 	var out []string
 	for _, e := range entries {
 		if e.Manager == self || e.FieldsV1 == nil {
+			continue
+		}
+		if !since.IsZero() && e.Time != nil && !e.Time.After(since.Truncate(time.Second)) {
 			continue
 		}
 		var tree map[string]any

@@ -42,3 +42,18 @@ func TestOtherManagers(t *testing.T) {
 		t.Errorf("OtherManagers = %v", got)
 	}
 }
+
+func TestChangedSince(t *testing.T) {
+	since := time.Date(2027, 3, 1, 20, 0, 0, 500_000_000, time.UTC)
+	entry := func(manager string, at time.Time) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Time: &metav1.Time{Time: at}, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)}
+	}
+	entries := []metav1.ManagedFieldsEntry{
+		entry("kubectl", since.Add(-time.Hour)),               // owned it before the record
+		entry("helm", since.Truncate(time.Second)),            // the record's own second
+		entry("argocd-controller", since.Add(90*time.Second)), // after
+	}
+	if got := ChangedSince(entries, "almanac", []string{"spec", "replicas"}, since); len(got) != 1 || got[0] != "argocd-controller" {
+		t.Errorf("ChangedSince = %v", got)
+	}
+}
