@@ -93,6 +93,9 @@ type Step struct {
 	Why string
 	// Pods are the Pods a wake starts (its recorded replicas).
 	Pods int32
+	// ByTime: a wake because the sleep ends (through the tiers and at the pace), not because
+	// of an opt-out, a deselection, a suspension or a deletion (at once).
+	ByTime bool
 }
 
 // Input is what Decide looks at.
@@ -118,9 +121,12 @@ type Decision struct {
 	Counts sleepv1alpha1.WorkloadCounts
 	// Contested are up to 16 of the contested workloads, in order.
 	Contested []sleepv1alpha1.ContestedWorkload
-	// Problems are up to 8 messages about workloads left alone (a record that is not one, an
-	// opt-out that does not parse, a ScaledObject already paused), in order.
-	Problems []string
+	// Unreadable are up to 8 messages about workloads whose record annotation is not a
+	// record: left alone, since what they were before they slept is not known.
+	Unreadable []string
+	// Notes are up to 8 messages about workloads left awake or kept awake (an opt-out that does
+	// not parse, a ScaledObject already paused, a workload a ScaledObject scales), in order.
+	Notes []string
 	// AsleepPods, AsleepCPUMillicores and AsleepMemoryMebibytes are what this sleep keeps
 	// asleep once its steps are done: recorded replicas and their requests.
 	AsleepPods, AsleepCPUMillicores, AsleepMemoryMebibytes int64
@@ -137,7 +143,8 @@ type Decision struct {
 	// Waiting names up to 5 workloads that the wake waits for (not Ready).
 	Waiting []string
 	// WakeDone: the wake of this boundary is over: everything this sleep held is woken and
-	// every workload it selects is Ready.
+	// every workload it selects is Ready, or the last tier's timeout passed (TimedOut: the
+	// wake is not measured).
 	WakeDone bool
 	// Paced is the new pace ledger (status.wake.paced).
 	Paced []sleepv1alpha1.PaceEntry
@@ -183,7 +190,9 @@ func Decide(in Input) Decision {
 		w := &in.Workloads[i]
 		rec, err := sleepv1alpha1.DecodeRecord(w.Annotations)
 		if err != nil {
-			d.problem(w.Ref() + ": " + err.Error())
+			if len(d.Unreadable) < maxProblems {
+				d.Unreadable = append(d.Unreadable, w.Ref()+": "+err.Error())
+			}
 			continue
 		}
 		selected := w.InScope && p.HasKind(w.GVK.GroupKind()) && p.Selector.Matches(labels.Set(w.Labels))
@@ -274,6 +283,14 @@ func Decide(in Input) Decision {
 		}
 		d.Waking = len(d.Waiting) > 0
 		d.WakeDone = !d.Waking
+		if d.Waking && in.Wake.TierStartedAt != nil {
+			// The last tier waits for Ready at most the tier timeout too.
+			if end := in.Wake.TierStartedAt.Add(p.TierTimeout); in.Now.Before(end) {
+				d.next(end)
+			} else {
+				d.Waking, d.WakeDone, d.TimedOut = false, true, true
+			}
+		}
 		d.Paced = ledger(in.Wake, in.Now)
 		return d
 	}
@@ -328,7 +345,7 @@ func Decide(in Input) Decision {
 		}
 		used += pods
 		woke++
-		d.Steps = append(d.Steps, Step{Action: ActWake, W: q.w, Record: q.rec, Why: "its sleep ends", Pods: pods})
+		d.Steps = append(d.Steps, Step{Action: ActWake, W: q.w, Record: q.rec, Why: "its sleep ends", Pods: pods, ByTime: true})
 		if pods > 0 {
 			d.Paced = addPaced(d.Paced, in.Now, pods)
 		}
@@ -422,8 +439,8 @@ func (d *Decision) addAsleep(w *Workload, rec *sleepv1alpha1.Record) {
 }
 
 func (d *Decision) problem(msg string) {
-	if len(d.Problems) < maxProblems {
-		d.Problems = append(d.Problems, msg)
+	if len(d.Notes) < maxProblems {
+		d.Notes = append(d.Notes, msg)
 	}
 }
 

@@ -31,7 +31,7 @@ func RecordPatch(w *Workload, rec *sleepv1alpha1.Record) []byte {
 
 func mergePatch(w *Workload, rec *sleepv1alpha1.Record, sleep bool) []byte {
 	annotations := map[string]any{sleepv1alpha1.RecordAnnotation: rec.Encode()}
-	patch := map[string]any{"metadata": map[string]any{"resourceVersion": w.ResourceVersion, "annotations": annotations}}
+	patch := map[string]any{"metadata": metadata(w, annotations)}
 	if sleep {
 		switch w.Handling {
 		case sleepv1alpha1.HandleReplicas:
@@ -52,7 +52,7 @@ func mergePatch(w *Workload, rec *sleepv1alpha1.Record, sleep bool) []byte {
 // record does not hold is left as it is.
 func WakePatch(w *Workload, rec *sleepv1alpha1.Record) []byte {
 	annotations := map[string]any{sleepv1alpha1.RecordAnnotation: nil}
-	patch := map[string]any{"metadata": map[string]any{"resourceVersion": w.ResourceVersion, "annotations": annotations}}
+	patch := map[string]any{"metadata": metadata(w, annotations)}
 	switch w.Handling {
 	case sleepv1alpha1.HandleReplicas:
 		if rec.Replicas != nil {
@@ -71,6 +71,16 @@ func WakePatch(w *Workload, rec *sleepv1alpha1.Record) []byte {
 	}
 	raw, _ := json.Marshal(patch)
 	return raw
+}
+
+// metadata is the metadata of a patch: the annotations, and w's resourceVersion as a
+// precondition when it has one.
+func metadata(w *Workload, annotations map[string]any) map[string]any {
+	m := map[string]any{"annotations": annotations}
+	if w.ResourceVersion != "" {
+		m["resourceVersion"] = w.ResourceVersion
+	}
+	return m
 }
 
 // ScalePatch is the merge patch of a scale subresource that sets its replicas.
