@@ -41,16 +41,29 @@ func OtherManagers(entries []metav1.ManagedFieldsEntry, self string, path []stri
 	return ChangedSince(entries, self, path, time.Time{})
 }
 
-// ChangedSince is OtherManagers of the entries written after since (an entry's time is in
-// whole seconds: one of since's own second does not count): a manager that owned the field
-// before almanac wrote it, and has not written since, did not change it.
+// ChangedSinceOwn is OtherManagers of the entries written no earlier than self's latest
+// entry: a manager that owned the field before self last wrote the object, and has not
+// written since, did not change it (self's write of another field, such as a record
+// annotation written before the field itself, left it its owner). Both times are the API
+// server's, in whole seconds; one of the same second counts as later.
+func ChangedSinceOwn(entries []metav1.ManagedFieldsEntry, self string, path []string) []string {
+	var since time.Time
+	for _, e := range entries {
+		if e.Manager == self && e.Time != nil && e.Time.After(since) {
+			since = e.Time.Time
+		}
+	}
+	return ChangedSince(entries, self, path, since)
+}
+
+// ChangedSince is OtherManagers of the entries written at or after since (zero: all).
 func ChangedSince(entries []metav1.ManagedFieldsEntry, self string, path []string, since time.Time) []string {
 	var out []string
 	for _, e := range entries {
 		if e.Manager == self || e.FieldsV1 == nil {
 			continue
 		}
-		if !since.IsZero() && e.Time != nil && !e.Time.After(since.Truncate(time.Second)) {
+		if !since.IsZero() && e.Time != nil && e.Time.Time.Before(since) {
 			continue
 		}
 		var tree map[string]any

@@ -43,17 +43,19 @@ func TestOtherManagers(t *testing.T) {
 	}
 }
 
-func TestChangedSince(t *testing.T) {
-	since := time.Date(2027, 3, 1, 20, 0, 0, 500_000_000, time.UTC)
-	entry := func(manager string, at time.Time) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Time: &metav1.Time{Time: at}, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)}
+func TestChangedSinceOwn(t *testing.T) {
+	ours := time.Date(2027, 3, 1, 20, 0, 0, 0, time.UTC)
+	entry := func(manager string, at time.Time, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Time: &metav1.Time{Time: at}, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
+	replicas := `{"f:spec":{"f:replicas":{}}}`
 	entries := []metav1.ManagedFieldsEntry{
-		entry("kubectl", since.Add(-time.Hour)),               // owned it before the record
-		entry("helm", since.Truncate(time.Second)),            // the record's own second
-		entry("argocd-controller", since.Add(90*time.Second)), // after
+		entry("almanac", ours, `{"f:metadata":{"f:annotations":{}}}`),
+		entry("kubectl", ours.Add(-time.Hour), replicas),               // owned it before almanac's write
+		entry("helm", ours, replicas),                                  // in almanac's second: counts
+		entry("argocd-controller", ours.Add(90*time.Second), replicas), // after
 	}
-	if got := ChangedSince(entries, "almanac", []string{"spec", "replicas"}, since); len(got) != 1 || got[0] != "argocd-controller" {
-		t.Errorf("ChangedSince = %v", got)
+	if got := ChangedSinceOwn(entries, "almanac", []string{"spec", "replicas"}); len(got) != 2 || got[0] != "argocd-controller" || got[1] != "helm" {
+		t.Errorf("ChangedSinceOwn = %v", got)
 	}
 }

@@ -183,7 +183,7 @@ func (r *Reconciler) putBack(ctx context.Context, h *holder, o *outcome, now tim
 		o.skipped = true // changed meanwhile: the next reconcile decides again
 		return nil
 	}
-	o.changedBy = putback.ChangedSince(u.GetManagedFields(), index.FieldManager, sleeping.Field(w.Handling), current.At)
+	o.changedBy = putback.ChangedSinceOwn(u.GetManagedFields(), index.FieldManager, sleeping.Field(w.Handling))
 	next, resleep := sleeping.PutBack(current, &fresh, o.changedBy, h.obj.GetGeneration(), now)
 	if !resleep {
 		o.contested = next.Contested

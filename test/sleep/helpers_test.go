@@ -313,3 +313,7 @@ func toJSON(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
 }
+
+func metaSelector(key, value string) metav1.LabelSelector {
+	return metav1.LabelSelector{MatchLabels: map[string]string{key: value}}
+}
