@@ -21,8 +21,9 @@ const (
 
 // LearnedLead returns the lead learned from samples (durations measured from the first write
 // to Ready, oldest first): the LeadPercentile-th percentile (nearest rank) of the last
-// LeadSamples of them, plus a margin of a quarter of it and at least MinLeadMargin, capped by
-// maxLead. Without samples it is fallback (the fixed lead), capped too. learned reports
+// LeadSamples of them, plus a margin of a quarter of it and at least MinLeadMargin, rounded up
+// to a whole second (the instants a lead moves are written to the second), capped by maxLead.
+// Without samples it is fallback (the fixed lead), capped too. learned reports
 // whether samples decided it. A workload that became slower raises the percentile within a
 // few wakes; one that became faster lowers it as the slow samples age out; one outlier among
 // ten does not move the 90th percentile by more than the next sample below it. Negative
@@ -39,5 +40,6 @@ func LearnedLead(samples []time.Duration, fallback, maxLead time.Duration) (lead
 	// Nearest rank: the smallest sample such that at least LeadPercentile % are at or below it.
 	rank := (LeadPercentile*len(last) + 99) / 100
 	p := last[max(rank, 1)-1]
-	return min(p+max(p/4, MinLeadMargin), max(maxLead, 0)), true
+	lead = (p + max(p/4, MinLeadMargin) + time.Second - 1).Truncate(time.Second)
+	return min(lead, max(maxLead, 0)), true
 }

@@ -92,11 +92,15 @@ type Reconciler struct {
 
 // New returns a Reconciler that uses mgr's clients and takes "now" from clk.
 func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconciler {
-	return &Reconciler{
+	r := &Reconciler{
 		Base:         base.NewBase(mgr, clk, "almanac-sleep", opts...),
 		OwnNamespace: os.Getenv("POD_NAMESPACE"),
 		Writes:       DefaultWrites,
 	}
+	// A sleep's status is a record that gates writes (the wake under way, its tier and the
+	// Pods it started within the last minute): read as the Job owners read theirs.
+	r.Records = base.NewRecords()
+	return r
 }
 
 // +kubebuilder:rbac:groups=almanac.dev,resources=sleeps;clustersleeps,verbs=get;list;watch;patch
@@ -147,18 +151,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// load reads the sleep that req names (from the cache: its status write is conditional on
-// this copy's resourceVersion, and its other writes each carry the workload's).
+// load reads the sleep that req names with ReadRecord: its status holds the wake under way
+// (its tier, the Pods it started within the last minute), which the next wake steps depend on,
+// so a cached copy behind the last status write is never acted on (base.Records).
 func (r *Reconciler) load(ctx context.Context, kind string, key types.NamespacedName) (*holder, error) {
 	if kind == sleepv1alpha1.KindClusterSleep {
 		cs := &sleepv1alpha1.ClusterSleep{}
-		if err := r.Client.Get(ctx, key, cs); err != nil {
+		if err := r.ReadRecord(ctx, key, cs); err != nil {
 			return nil, err
 		}
 		return &holder{kind: kind, obj: cs, spec: &cs.Spec.SleepSpec, status: &cs.Status, cluster: &cs.Spec}, nil
 	}
 	s := &sleepv1alpha1.Sleep{}
-	if err := r.Client.Get(ctx, key, s); err != nil {
+	if err := r.ReadRecord(ctx, key, s); err != nil {
 		return nil, err
 	}
 	return &holder{kind: kind, obj: s, spec: &s.Spec, status: &s.Status, namespace: s.Namespace}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,8 +28,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Reques
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetSleep(kind, req.NamespacedName)
+			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	releasing := !h.obj.GetDeletionTimestamp().IsZero()
 	if releasing && !controllerutil.ContainsFinalizer(h.obj, sleepv1alpha1.Finalizer) {
@@ -74,6 +76,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Reques
 	}
 	d := sleeping.Decide(sleeping.Input{Plan: plan, Holder: h.name(), Generation: h.obj.GetGeneration(), State: st, Releasing: releasing,
 		Workloads: workloads, Wake: h.status.Wake, Now: now})
+	if err := r.intend(ctx, h, plan, st, d, now); err != nil {
+		return base.Retry(ctx, err, ctrl.Result{})
+	}
 	outcomes := r.execute(ctx, h, d.Steps, now)
 	failed := firstFailure(outcomes)
 	if releasing {
@@ -86,7 +91,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Reques
 		namespaces: len(sc.selected), wakeTime: h.status.WakeTime}, now)
 	changed := h.obj.DeepCopyObject().(client.Object)
 	*statusOf(changed) = next
-	written, werr := r.WriteStatus(ctx, h.kind, h.obj, changed)
+	// Written before the reconcile returns, as a Job owner's record is (never held back for
+	// an instant's other writes): the next reconcile's wake steps read it.
+	written, werr := r.WriteRecord(ctx, h.kind, h.obj, changed)
 	if written {
 		r.reported(h, next, d, outcomes)
 	}
@@ -98,6 +105,32 @@ func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Reques
 		return base.Retry(ctx, failed, wake)
 	}
 	return wake, nil
+}
+
+// intend writes, before a wake's workloads are woken, the wake's progress that waking them
+// makes: the Pods they start (the pace's ledger), the tier and when it and the wake began.
+// Written first, the ledger holds every Pod a wake started even when the reconcile fails
+// afterwards (its status write refused, the leader gone), so a wake never goes faster than
+// its pace; a write that then fails only leaves the ledger counting Pods that did not start
+// (slower, never faster). A reconcile whose intent cannot be written wakes nothing.
+func (r *Reconciler) intend(ctx context.Context, h *holder, plan *sleeping.Plan, st sleeping.State, d sleeping.Decision, now time.Time) error {
+	byTime := 0
+	for _, s := range d.Steps {
+		if s.ByTime {
+			byTime++
+		}
+	}
+	if byTime == 0 {
+		return nil
+	}
+	changed := h.obj.DeepCopyObject().(client.Object)
+	intent := statusOf(changed)
+	wakeProgress(intent, plan.Suspend, st, d, byTime, h.status.WakeTime, now)
+	if _, err := r.WriteRecord(ctx, h.kind, h.obj, changed); err != nil {
+		return err
+	}
+	h.obj, h.status = changed, statusOf(changed)
+	return nil
 }
 
 // errReleasePending is what a release that has not woken everything yet returns: tried

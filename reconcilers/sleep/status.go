@@ -89,42 +89,10 @@ func nextStatus(h *holder, plan *sleeping.Plan, st sleeping.State, lead sleepv1a
 	out.Workloads = counts
 	out.Contested = contested
 
-	// The wake under way, and the measure of one that ended.
-	boundary := now
-	switch {
-	case st.InLead:
-		boundary = st.WakeAt
-	case rep.wakeTime != nil && !rep.wakeTime.After(now):
-		boundary = rep.wakeTime.Time
-	}
-	switch {
-	case st.Asleep || plan.Suspend:
-		out.Wake = nil
-	case d.Waking || wokenByTime > 0:
-		if out.Wake == nil {
-			out.Wake = &sleepv1alpha1.WakeProgress{Boundary: metav1.NewTime(boundary.UTC())}
-		}
-		if wokenByTime > 0 {
-			if out.Wake.StartedAt == nil {
-				out.Wake.StartedAt = timeOrNil(now)
-			}
-			if d.TierStarted {
-				out.Wake.Tier, out.Wake.TierStartedAt = int32(d.Tier), timeOrNil(now)
-			}
-		}
-		out.Wake.Paced = d.Paced
-	}
-	if d.WakeDone && out.Wake != nil {
-		// A wake that timed out is not measured: the lead would learn the timeout.
-		if out.Wake.StartedAt != nil && !d.TimedOut {
-			m := sleepv1alpha1.MeasuredWake{Boundary: out.Wake.Boundary, StartedAt: *out.Wake.StartedAt, ReadyAt: metav1.NewTime(now.UTC()),
-				Duration: metav1.Duration{Duration: now.Sub(out.Wake.StartedAt.Time)}, Lateness: metav1.Duration{Duration: timing.Lateness(out.Wake.Boundary.Time, now)}}
-			out.Wakes = append(out.Wakes, m)
-			if n := len(out.Wakes); n > maxMeasuredWakes {
-				out.Wakes = out.Wakes[n-maxMeasuredWakes:]
-			}
-		}
-		out.Wake = nil
+	wakeProgress(&out, plan.Suspend, st, d, wokenByTime, rep.wakeTime, now)
+	if len(out.Wakes) != len(h.status.Wakes) {
+		lead = plan.LeadFrom(out.Wakes) // what the next wake starts early by
+		out.Lead = &lead
 	}
 
 	account(&out.Savings, d.AsleepPods-wokenPods, d.AsleepCPUMillicores-wokenCPU, d.AsleepMemoryMebibytes-wokenMem, now)
@@ -311,4 +279,46 @@ func managerText(m string) string {
 		return "another field manager"
 	}
 	return "field manager " + m
+}
+
+// wakeProgress updates status.wake for what this reconcile decided (wokenByTime: the wakes of
+// the boundary that it made, or is about to make), and measures a wake that ended.
+func wakeProgress(out *sleepv1alpha1.SleepStatus, suspended bool, st sleeping.State, d sleeping.Decision, wokenByTime int, wakeTime *metav1.Time, now time.Time) {
+	boundary := now
+	switch {
+	case st.InLead:
+		boundary = st.WakeAt
+	case wakeTime != nil && !wakeTime.After(now):
+		boundary = wakeTime.Time
+	}
+	switch {
+	case st.Asleep || suspended:
+		out.Wake = nil
+	case d.Waking || wokenByTime > 0:
+		if out.Wake == nil {
+			out.Wake = &sleepv1alpha1.WakeProgress{Boundary: metav1.NewTime(boundary.UTC())}
+		}
+		if wokenByTime > 0 {
+			if out.Wake.StartedAt == nil {
+				out.Wake.StartedAt = timeOrNil(now)
+			}
+			if d.TierStarted {
+				out.Wake.Tier, out.Wake.TierStartedAt = int32(d.Tier), timeOrNil(now)
+			}
+		}
+		out.Wake.Paced = d.Paced
+	}
+	if d.WakeDone && out.Wake != nil {
+		// A wake that timed out is not measured: the lead would learn the timeout.
+		if out.Wake.StartedAt != nil && !d.TimedOut {
+			m := sleepv1alpha1.MeasuredWake{Boundary: out.Wake.Boundary, StartedAt: *out.Wake.StartedAt, ReadyAt: metav1.NewTime(now.UTC()),
+				Duration: metav1.Duration{Duration: now.Sub(out.Wake.StartedAt.Time)}, Lateness: metav1.Duration{Duration: timing.Lateness(out.Wake.Boundary.Time, now)}}
+			out.Wakes = append(out.Wakes, m)
+			if n := len(out.Wakes); n > maxMeasuredWakes {
+				out.Wakes = out.Wakes[n-maxMeasuredWakes:]
+			}
+		}
+		out.Wake = nil
+	}
+
 }
