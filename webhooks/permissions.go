@@ -93,9 +93,8 @@ var (
 	createHPAs = Delegated{Verb: "create", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 	patchHPAs  = Delegated{Verb: "patch", Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"}
 
-	jobTemplatePath = field.NewPath("spec", "jobTemplate")
-	hpaSpecPath     = field.NewPath("spec", "horizontalPodAutoscalerSpec")
-	targetRefPath   = field.NewPath("spec", "targetRef")
+	hpaSpecPath   = field.NewPath("spec", "horizontalPodAutoscalerSpec")
+	targetRefPath = field.NewPath("spec", "targetRef")
 )
 
 // patchTarget is what almanac does to the target of an attached autoscaler: patch a
@@ -116,39 +115,40 @@ func patchTarget(ref autoscalingv1alpha1.TargetReference) Delegated {
 // DelegatedActions returns what admitting obj lets almanac do on its writer's behalf, and the
 // field whose content almanac acts on; nothing when there is nothing to check.
 //
-// The rule: a ScheduledJob or EventJob makes almanac create batch/v1 Jobs from
-// spec.jobTemplate; a ScheduledPodAutoscaler makes it create and patch an autoscaling
-// HorizontalPodAutoscaler from spec.horizontalPodAutoscalerSpec (its scaleTargetRef, bounds,
-// metrics and behavior); an attached one (spec.targetRef) makes it patch the target: a
-// HorizontalPodAutoscaler (autoscaling horizontalpodautoscalers), a KEDA ScaledObject (keda.sh
-// scaledobjects), or the scale subresource of any other kind (its Resource left for the
-// permission check to find). On create the writer must be allowed to do that. On update only when
-// that field changed, or, for a ScheduledJob, when its run-now annotation asks for a new token
-// (batchv1alpha1.AnnotationRunNow: a Job created now) (anything in it, metadata of the Job template included, compared after
-// defaulting with apimachinery's semantic equality): labels, suspend, the schedule, the
-// trigger or the history limits never change what almanac creates, so users without those
-// rights can still edit them. Schedules only move the bounds of an autoscaler whose spec
-// passed this check, and objects being deleted are never checked. old is nil on create.
+// The rule: a ScheduledJob or EventJob makes almanac create batch/v1 Jobs, from
+// spec.jobTemplate at the times its other fields say; which writes those are is
+// batchv1alpha1's one rule (ScheduledJob.StartsJobs, EventJob.StartsJobs): the create, and
+// every update that can start a Job sooner or that the stored object would not have started
+// (the template, at, schedule, timeZone, startingDeadlineSeconds, spread, calendars, the
+// trigger, a resume, concurrencyPolicy Allow or Replace, a new run-now token). A
+// ScheduledPodAutoscaler makes it create and patch an autoscaling HorizontalPodAutoscaler from
+// spec.horizontalPodAutoscalerSpec (its scaleTargetRef, bounds, metrics and behavior); an
+// attached one (spec.targetRef) makes it patch the target: a HorizontalPodAutoscaler
+// (autoscaling horizontalpodautoscalers), a KEDA ScaledObject (keda.sh scaledobjects), or the
+// scale subresource of any other kind (its Resource left for the permission check to find),
+// checked on create and when that field changed (compared after defaulting with
+// apimachinery's semantic equality). Labels, suspend: true, the history limits, an
+// autoscaler's suspend and overlap policy never make almanac create or write more, so users
+// without those rights can still change them. Schedules only move the bounds of an autoscaler
+// whose spec passed this check, and objects being deleted are never checked. old is nil on
+// create.
 func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
 	if obj.GetDeletionTimestamp() != nil {
 		return nil, nil
 	}
 	switch o := obj.(type) {
 	case *batchv1alpha1.ScheduledJob:
-		prev, ok := old.(*batchv1alpha1.ScheduledJob)
-		switch {
-		case !ok || prev == nil || !equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate):
-			return jobTemplatePath, []Delegated{createJobs}
-		case batchv1alpha1.RunNowToken(o) != "" && batchv1alpha1.RunNowToken(o) != batchv1alpha1.RunNowToken(prev):
-			// A run-now request is a Job created now.
-			return batchv1alpha1.RunNowPath, []Delegated{createJobs}
+		prev, _ := old.(*batchv1alpha1.ScheduledJob)
+		if path := o.StartsJobs(prev); path != nil {
+			return path, []Delegated{createJobs}
 		}
 		return nil, nil
 	case *batchv1alpha1.EventJob:
-		if prev, ok := old.(*batchv1alpha1.EventJob); ok && prev != nil && equality.Semantic.DeepEqual(prev.Spec.JobTemplate, o.Spec.JobTemplate) {
-			return nil, nil
+		prev, _ := old.(*batchv1alpha1.EventJob)
+		if path := o.StartsJobs(prev); path != nil {
+			return path, []Delegated{createJobs}
 		}
-		return jobTemplatePath, []Delegated{createJobs}
+		return nil, nil
 	case *autoscalingv1alpha1.ScheduledPodAutoscaler:
 		if o.Attached() {
 			// The bounds (minReplicas, maxReplicas) are not checked: the writer may patch
@@ -195,13 +195,20 @@ var sleepResources = map[schema.GroupKind]string{
 // SleepActions is what a Sleep with these kinds (none: sleepv1alpha1.DefaultKinds) makes
 // almanac do in its namespace: patch each kind (the record, and replicas, suspend or KEDA's
 // pause, in one write), and for a kind that sleeps through its scale subresource, patch that
-// too (its Resource left for the permission check to find).
+// too (its Resource left for the permission check to find). Waking a ScheduledJob or an
+// EventJob resumes it, which starts Jobs (batchv1alpha1's rule of which writes start Jobs): a
+// Sleep of those kinds needs create on Jobs too.
 func SleepActions(kinds []sleepv1alpha1.WorkloadKind) []Delegated {
 	if len(kinds) == 0 {
 		kinds = sleepv1alpha1.DefaultKinds()
 	}
 	var out []Delegated
+	jobs := false
 	for i, k := range kinds {
+		if g := k.GroupVersionKind().Group; g == batchv1alpha1.GroupVersion.Group && !jobs {
+			jobs = true
+			out = append(out, createJobs)
+		}
 		gvk := k.GroupVersionKind()
 		d := Delegated{Verb: "patch", Group: gvk.Group, Version: gvk.Version, Resource: sleepResources[gvk.GroupKind()], Kind: gvk.Kind,
 			KindPath: sleepKindsPath.Index(i).Child("kind")}

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
@@ -90,9 +92,34 @@ func TestDelegatedActions(t *testing.T) {
 	}{
 		{name: "ScheduledJob created", obj: sj(), wantField: "spec.jobTemplate", want: jobs},
 		{name: "ScheduledJob: labels changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Labels = map[string]string{"team": "a"} }), old: sj()},
-		{name: "ScheduledJob: schedule, suspend and history changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
-			o.Spec.Schedule, o.Spec.Suspend, o.Spec.SuccessfulJobsHistoryLimit = "@daily", true, ptr.To(int32(9))
+		{name: "ScheduledJob: suspended, history limits and concurrencyPolicy Forbid", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Spec.Suspend, o.Spec.SuccessfulJobsHistoryLimit, o.Spec.FailedJobsHistoryLimit = true, ptr.To(int32(9)), ptr.To(int32(0))
+			o.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyForbid
 		}), old: sj()},
+		// What makes a Job start now, or sooner, or at all (issue 38: only the template and a
+		// run-now token were checked).
+		{name: "ScheduledJob: the schedule changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.Schedule = "* * * * *" }), old: sj(),
+			wantField: "spec.schedule", want: jobs},
+		{name: "ScheduledJob: the schedule changed while suspending it", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Spec.Schedule, o.Spec.Suspend = "* * * * *", true
+		}), old: sj(), wantField: "spec.schedule", want: jobs},
+		{name: "ScheduledJob: at changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.Schedule, o.Spec.At = "", "2027-01-15T12:01" }),
+			old: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.Schedule, o.Spec.At = "", "2027-06-01T00:00" }), wantField: "spec.at", want: jobs},
+		{name: "ScheduledJob: timeZone changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.TimeZone = "Asia/Tokyo" }), old: sj(),
+			wantField: "spec.timeZone", want: jobs},
+		{name: "ScheduledJob: startingDeadlineSeconds changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.StartingDeadlineSeconds = ptr.To(int64(86400)) }),
+			old: sj(), wantField: "spec.startingDeadlineSeconds", want: jobs},
+		{name: "ScheduledJob: spread changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.Spread = "5m" }), old: sj(),
+			wantField: "spec.spread", want: jobs},
+		{name: "ScheduledJob: calendars changed", obj: sj(), old: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Spec.Calendars = &calendarv1alpha1.Calendars{Skip: []calendarv1alpha1.CalendarReference{{Name: "holidays"}}}
+		}), wantField: "spec.calendars", want: jobs},
+		{name: "ScheduledJob: resumed", obj: sj(), old: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.Suspend = true }),
+			wantField: "spec.suspend", want: jobs},
+		{name: "ScheduledJob: concurrencyPolicy Replace", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
+			o.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyReplace
+		}), old: sjWith(func(o *batchv1alpha1.ScheduledJob) { o.Spec.ConcurrencyPolicy = batchv1alpha1.ConcurrencyPolicyForbid }),
+			wantField: "spec.concurrencyPolicy", want: jobs},
 		{name: "ScheduledJob: the image changed", obj: sjWith(func(o *batchv1alpha1.ScheduledJob) {
 			o.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "evil"
 		}), old: sj(), wantField: "spec.jobTemplate", want: jobs},
@@ -126,7 +153,13 @@ func TestDelegatedActions(t *testing.T) {
 			o.Annotations = map[string]string{batchv1alpha1.AnnotationRunNow: "t1"}
 		})},
 		{name: "EventJob created", obj: ej(nil), wantField: "spec.jobTemplate", want: jobs},
-		{name: "EventJob: the trigger changed", obj: ej(func(o *batchv1alpha1.EventJob) { o.Spec.Trigger.Name = "other" }), old: ej(nil)},
+		{name: "EventJob: the trigger changed", obj: ej(func(o *batchv1alpha1.EventJob) { o.Spec.Trigger.Name = "other" }), old: ej(nil),
+			wantField: "spec.trigger", want: jobs},
+		{name: "EventJob: labels, suspended and history limits", obj: ej(func(o *batchv1alpha1.EventJob) {
+			o.Labels, o.Spec.Suspend, o.Spec.SuccessfulJobsHistoryLimit = map[string]string{"team": "a"}, true, ptr.To(int32(0))
+		}), old: ej(nil)},
+		{name: "EventJob: resumed", obj: ej(nil), old: ej(func(o *batchv1alpha1.EventJob) { o.Spec.Suspend = true }),
+			wantField: "spec.suspend", want: jobs},
 		{name: "EventJob: the template changed", obj: ej(func(o *batchv1alpha1.EventJob) {
 			o.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
 		}), old: ej(nil), wantField: "spec.jobTemplate", want: jobs},
@@ -282,7 +315,8 @@ func TestPermissionCheck(t *testing.T) {
 		return req
 	}
 	changedImage := strings.Replace(validScheduledJob, `"image":"busybox"`, `"image":"evil"`, 1)
-	suspended := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"@daily","suspend":true`, 1)
+	suspended := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"@hourly","suspend":true`, 1)
+	everyMinute := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"* * * * *"`, 1)
 	sjRules := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("ScheduledJob"))
 	spaRules := apiadmission.RulesFor(autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler"))
 
@@ -319,8 +353,15 @@ func TestPermissionCheck(t *testing.T) {
 		name: "an update of the template", rules: sjRules, req: withUser(request(admissionv1.Update, changedImage, validScheduledJob), alice),
 		reviewer: &reviewer{}, wantMessage: `user "alice" may not create Jobs`, wantAsked: []string{"create jobs"},
 	}, {
-		name: "an update that leaves the template alone", rules: sjRules, req: withUser(request(admissionv1.Update, suspended, validScheduledJob), alice),
+		name: "an update that only suspends it", rules: sjRules, req: withUser(request(admissionv1.Update, suspended, validScheduledJob), alice),
 		reviewer: &reviewer{},
+	}, {
+		name: "an update of the schedule", rules: sjRules, req: withUser(request(admissionv1.Update, everyMinute, validScheduledJob), alice),
+		reviewer: &reviewer{}, wantAsked: []string{"create jobs"},
+		wantMessage: `spec.schedule: user "alice" may not create Jobs (batch/v1 jobs) in namespace "ns", and almanac creates this ScheduledJob's Jobs on behalf of whoever writes spec.schedule`,
+	}, {
+		name: "a resume", rules: sjRules, req: withUser(request(admissionv1.Update, validScheduledJob, suspended), alice),
+		reviewer: &reviewer{}, wantAsked: []string{"create jobs"}, wantMessage: `spec.suspend: user "alice" may not create Jobs`,
 	}, {
 		name: "an invalid object is refused for that, without a review", rules: sjRules,
 		req:      withUser(request(admissionv1.Create, strings.Replace(validScheduledJob, `"UTC"`, `"Mars/Olympus"`, 1), ""), alice),
@@ -639,4 +680,94 @@ func TestAttachedAgainstAPIServer(t *testing.T) {
 			t.Errorf("AttachedAutoscalers of another kind = %v, %v", other, err)
 		}
 	})
+}
+
+// TestStartingAJobNeedsCreateJobs runs the validating webhook's permission check against a
+// real kube-apiserver (envtest) under real RBAC, for updates of a ScheduledJob by sam, who may
+// edit ScheduledJobs but not create Jobs, and by jo, who may create Jobs too. Any write that
+// can start a Job that the stored object would not have started, or start one sooner, needs
+// create jobs (batchv1alpha1.ScheduledJob.StartsJobs); issue 38: a new run-now token did, but
+// an at moved to a minute from now or a schedule of "* * * * *" did not.
+func TestStartingAJobNeedsCreateJobs(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: export KUBEBUILDER_ASSETS=$(hack/envtest.sh) to run this test against kube-apiserver")
+	}
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx := context.Background()
+	c := env.Client
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}))
+	rules := map[string][]rbacv1.PolicyRule{
+		"sam": {{APIGroups: []string{"batch.almanac.dev"}, Resources: []string{"scheduledjobs", "eventjobs"}, Verbs: []string{"*"}}},
+		"jo": {{APIGroups: []string{"batch.almanac.dev"}, Resources: []string{"scheduledjobs", "eventjobs"}, Verbs: []string{"*"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create"}}},
+	}
+	for user, r := range rules {
+		must(c.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: "ns"}, Rules: r}))
+		must(c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: "ns"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}}}))
+	}
+	sjRules := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("ScheduledJob"))
+	ejRules := apiadmission.RulesFor(batchv1alpha1.GroupVersion.WithKind("EventJob"))
+	check := newPermissionCheck(newSetupOptions(nil), c)
+	handle := func(rules apiadmission.Rules, user, obj, old string) admission.Response {
+		v := &validator{rules: rules, clock: clocktesting.NewFakePassiveClock(now), objects: lookupOf(), permissions: check}
+		req := request(admissionv1.Update, obj, old)
+		req.UserInfo = authenticationv1.UserInfo{Username: user, Groups: []string{"system:authenticated"}}
+		return v.Handle(ctx, req)
+	}
+
+	// A one-shot due in June, and the same moved to a minute from now (now is 2027-01-15 12:00).
+	atJune := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"at":"2027-06-01T00:00"`, 1)
+	atNow := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"at":"2027-01-15T12:01"`, 1)
+	everyMinute := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"* * * * *"`, 1)
+	labelled := strings.Replace(validScheduledJob, `"namespace":"ns"`, `"namespace":"ns","labels":{"team":"a"}`, 1)
+	suspended := strings.Replace(validScheduledJob, `"schedule":"@hourly"`, `"schedule":"@hourly","suspend":true`, 1)
+	trigger := `{"apiVersion":"batch.almanac.dev/v1alpha1","kind":"EventJob","metadata":{"name":"a","namespace":"ns"},` +
+		`"spec":{"trigger":{"apiVersion":"batch/v1","kind":"CronJob","name":"%s","type":"Complete"},` +
+		`"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox"}],"restartPolicy":"Never"}}}}}}`
+	for _, tt := range []struct {
+		name, user, obj, old string
+		rules                apiadmission.Rules
+		// refused is the start of the refusal's cause; empty when admitted.
+		refused string
+	}{
+		{name: "at moved to a minute from now", user: "sam", obj: atNow, old: atJune,
+			refused: `spec.at: user "sam" may not create Jobs (batch/v1 jobs) in namespace "ns"`},
+		{name: "a schedule of every minute", user: "sam", obj: everyMinute, old: validScheduledJob,
+			refused: `spec.schedule: user "sam" may not create Jobs (batch/v1 jobs) in namespace "ns"`},
+		{name: "resumed", user: "sam", obj: validScheduledJob, old: suspended, refused: `spec.suspend: user "sam" may not create Jobs`},
+		{name: "an EventJob's trigger", user: "sam", obj: fmt.Sprintf(trigger, "other"), old: fmt.Sprintf(trigger, "hello"), rules: ejRules,
+			refused: `spec.trigger: user "sam" may not create Jobs`},
+		{name: "labels only", user: "sam", obj: labelled, old: validScheduledJob},
+		{name: "suspended", user: "sam", obj: suspended, old: validScheduledJob},
+		{name: "at moved by one who may create Jobs", user: "jo", obj: atNow, old: atJune},
+		{name: "a schedule of every minute by one who may create Jobs", user: "jo", obj: everyMinute, old: validScheduledJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := tt.rules
+			if rules == nil {
+				rules = sjRules
+			}
+			resp := handle(rules, tt.user, tt.obj, tt.old)
+			switch {
+			case tt.refused == "" && !resp.Allowed:
+				t.Errorf("refused: %v", resp.Result)
+			case tt.refused != "" && resp.Allowed:
+				t.Errorf("admitted; want refused with %q", tt.refused)
+			case tt.refused != "" && (resp.Result.Code != http.StatusForbidden || !strings.Contains(resp.Result.Message, "is forbidden: "+tt.refused)):
+				t.Errorf("refused with %d %q; want 403 with %q", resp.Result.Code, resp.Result.Message, tt.refused)
+			}
+		})
+	}
 }

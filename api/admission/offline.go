@@ -103,8 +103,8 @@ type Replaced struct {
 // PermissionsNotChecked is what `almanac validate` reports, once, when its input holds an
 // object that the permission check covers: offline there is no user to ask about.
 const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
-	"from a user who may not create Jobs in its namespace, a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, " +
-	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource), " +
+	"from a user who may not create Jobs in its namespace (" + batchv1alpha1.StartsJobsText + "), a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, " +
+	"one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource), " +
 	"and a Sleep from one who may not patch (and scale) the kinds it puts to sleep " +
 	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
 

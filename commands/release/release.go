@@ -22,7 +22,6 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -75,6 +75,12 @@ Pods, the targets and almanac's objects stay.
 
 The Helm chart runs this as a pre-delete hook. After 'helm uninstall --no-hooks', run it by
 hand (it is safe to run more than once).
+
+When something cannot be released (a target its user may not read, say), the command says
+which and why and, with --stop-manager, scales the manager's Deployment back to the replicas
+it had, so that almanac keeps working until it is run again (Helm stops an uninstall whose
+hook fails). Removing a finalizer needs no webhook: almanac's webhooks are not sent an update
+that only removes finalizers, so it works while no replica answers them.
 
 Exit status: 0 when every Job and autoscaler carrying a finalizer was released, 1 otherwise, 2 on a usage
 or kubeconfig error.`,
@@ -135,11 +141,22 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	if err != nil {
 		return &Error{Code: 2, Msg: fmt.Sprintf("failed to build a client: %v", err)}
 	}
+	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// failed is how the command fails: once it has stopped the manager, it starts it again
+	// first, so that a failed uninstall (Helm stops when its hook fails) leaves almanac
+	// working, not installed with no replica to reconcile or to answer its webhooks.
+	failed := func(msg string) error { return &Error{Code: 1, Msg: msg} }
 	if stop.Name != "" {
-		if err := stopManager(ctx, c, stop, out); err != nil {
-			return &Error{Code: 1, Msg: err.Error()}
+		replicas, stopped, err := stopManager(ctx, c, stop, out)
+		if stopped {
+			failed = func(msg string) error {
+				return &Error{Code: 1, Msg: msg + restartManager(outer, c, stop, replicas)}
+			}
+		}
+		if err != nil {
+			return failed(err.Error())
 		}
 	}
 	namespaces := opts.Namespaces
@@ -147,12 +164,12 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	var released []string
-	var failed []string
+	var jobsFailed []string
 	for _, ns := range namespaces {
 		r, f, err := releaseJobs(ctx, c, ns)
-		released, failed = append(released, r...), append(failed, f...)
+		released, jobsFailed = append(released, r...), append(jobsFailed, f...)
 		if err != nil {
-			return &Error{Code: 1, Msg: err.Error()}
+			return failed(err.Error())
 		}
 	}
 	fmt.Fprintf(out, "Released %d Jobs (removed the finalizer %s)%s\n", len(released), batchv1alpha1.FinalizerOutcome, listed(released))
@@ -161,15 +178,32 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		r, f, err := releaseAutoscalers(ctx, c, ns)
 		spaReleased, spaFailed = append(spaReleased, r...), append(spaFailed, f...)
 		if err != nil {
-			return &Error{Code: 1, Msg: failures(failed, nil) + err.Error()}
+			return failed(failures(jobsFailed, nil) + err.Error())
 		}
 	}
 	fmt.Fprintf(out, "Released %d ScheduledPodAutoscalers (left their targets at the baseline, owned by no almanac field manager; removed the finalizer %s)%s\n",
 		len(spaReleased), autoscalingv1alpha1.ReleaseFinalizer, listed(spaReleased))
-	if len(failed)+len(spaFailed) > 0 {
-		return &Error{Code: 1, Msg: failures(failed, spaFailed) + "run almanac release again"}
+	if len(jobsFailed)+len(spaFailed) > 0 {
+		return failed(failures(jobsFailed, spaFailed) + "run almanac release again")
 	}
 	return nil
+}
+
+// restartTimeout bounds the restart of the manager after a failure, which may come after
+// --timeout has passed.
+const restartTimeout = 30 * time.Second
+
+// restartManager scales the manager's Deployment back to replicas after the command failed,
+// and says so, to be appended to the failure's message.
+func restartManager(ctx context.Context, c client.Client, key types.NamespacedName, replicas int32) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+	defer cancel()
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))); err != nil {
+		return fmt.Sprintf("; scaling the manager's Deployment %s back to %d replicas failed too (%v): almanac is stopped: "+
+			"run kubectl scale deployment -n %s %s --replicas=%d, or finish with almanac release", key, replicas, err, key.Namespace, key.Name, replicas)
+	}
+	return fmt.Sprintf("; the manager's Deployment %s is scaled back to %d replicas, so that almanac keeps working until then", key, replicas)
 }
 
 // failures describes the Jobs and autoscalers that could not be released, ending in "; ".
@@ -184,19 +218,26 @@ func failures(jobs, autoscalers []string) string {
 	return b.String()
 }
 
-// stopManager scales the Deployment to 0 and waits until none of its Pods is left.
-func stopManager(ctx context.Context, c client.Client, key types.NamespacedName, out io.Writer) error {
+// stopManager scales the Deployment to 0 and waits until none of its Pods is left. It
+// returns the replicas the Deployment had, and whether it scaled it.
+func stopManager(ctx context.Context, c client.Client, key types.NamespacedName, out io.Writer) (replicas int32, stopped bool, err error) {
 	dep := &appsv1.Deployment{}
 	switch err := c.Get(ctx, key, dep); {
 	case apierrors.IsNotFound(err):
 		fmt.Fprintf(out, "The manager's Deployment %s is gone already\n", key)
-		return nil
+		return 0, false, nil
 	case err != nil:
-		return fmt.Errorf("failed to get the manager's Deployment %s: %w", key, err)
+		return 0, false, fmt.Errorf("failed to get the manager's Deployment %s: %w", key, err)
 	}
+	replicas = ptr.Deref(dep.Spec.Replicas, 1)
 	if err := c.Patch(ctx, dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))); err != nil {
-		return fmt.Errorf("failed to scale the manager's Deployment %s to 0: %w", key, err)
+		return 0, false, fmt.Errorf("failed to scale the manager's Deployment %s to 0: %w", key, err)
 	}
+	return replicas, true, waitStopped(ctx, c, key, dep, out)
+}
+
+// waitStopped waits until none of the Pods of dep is left.
+func waitStopped(ctx context.Context, c client.Client, key types.NamespacedName, dep *appsv1.Deployment, out io.Writer) error {
 	selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("the manager's Deployment %s has a selector that cannot be read: %w", key, err)
@@ -304,95 +345,34 @@ func releaseAutoscalers(ctx context.Context, c client.Client, namespace string) 
 	}
 }
 
-// letGoAll lets go of every target spa may hold: status.target (what it applied last) and
-// spec.targetRef, as the reconciler does.
+// letGoAll lets go of every target that spa may hold (status.target and spec.targetRef), as
+// the reconciler does when it is deleted: autoscalingv1alpha1.LetGo, the one implementation.
 func letGoAll(ctx context.Context, c client.Client, spa *autoscalingv1alpha1.ScheduledPodAutoscaler) error {
-	var held []autoscalingv1alpha1.TargetReference
-	if t := spa.Status.Target; t != nil {
-		held = append(held, *t)
-	}
-	if t := spa.Spec.TargetRef; t != nil && (len(held) == 0 || held[0] != *t) {
-		held = append(held, *t)
-	}
-	for _, ref := range held {
-		if err := letGo(ctx, c, spa.Namespace, ref, spa.Spec); err != nil {
+	for _, ref := range spa.TargetsHeld() {
+		if err := autoscalingv1alpha1.LetGo(ctx, targets{c}, spa.Namespace, ref, spa.Spec, index.FieldManager); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// letGo leaves the target ref in namespace at the baseline of spec
-// (autoscalingv1alpha1.LetGoBounds) and owned by no almanac field manager, as the reconciler
-// does: it writes the baseline (an apply under almanac's field manager, or the scale
-// subresource's replicas), then removes almanac's managedFields entries. No field is removed.
-// A target that is gone, or whose kind is not served, needs nothing.
-func letGo(ctx context.Context, c client.Client, namespace string, ref autoscalingv1alpha1.TargetReference, spec autoscalingv1alpha1.ScheduledPodAutoscalerSpec) error {
-	what := fmt.Sprintf("%s %s/%s", ref.Kind, namespace, ref.Name)
-	read := func() (obj *unstructured.Unstructured, minReplicas, maxReplicas *int32, err error) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(ref.GroupVersionKind())
-		switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, u); {
-		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-			return nil, nil, nil, nil
-		case err != nil:
-			return nil, nil, nil, fmt.Errorf("failed to read %s: %w", what, err)
-		}
-		if ref.TargetKind() != autoscalingv1alpha1.TargetScale {
-			minPath, maxPath := autoscalingv1alpha1.TargetFields(ref.TargetKind())
-			return u, intField(u, minPath), intField(u, maxPath), nil
-		}
-		scale := &unstructured.Unstructured{}
-		scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
-		if err := c.SubResource("scale").Get(ctx, u, scale); err != nil {
-			if apierrors.IsNotFound(err) { // no scale subresource (or gone): nothing written
-				return nil, nil, nil, nil
-			}
-			return nil, nil, nil, fmt.Errorf("failed to read the scale of %s: %w", what, err)
-		}
-		r := intField(scale, []string{"spec", "replicas"})
-		if r == nil {
-			r = new(int32(0))
-		}
-		return u, r, nil, nil
-	}
-	u, cur, curMax, err := read()
-	if u == nil || err != nil {
-		return err
-	}
-	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, curMax)
-	scaleKind := ref.TargetKind() == autoscalingv1alpha1.TargetScale
-	if cur == nil || *cur != lo || !scaleKind && (curMax == nil || *curMax != hi) {
-		if scaleKind {
-			if err := c.SubResource("scale").Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(lo)), client.FieldOwner(index.FieldManager)); err != nil {
-				return client.IgnoreNotFound(fmt.Errorf("failed to set the replicas of %s to %d: %w", what, lo, err))
-			}
-		} else {
-			a := autoscalingv1alpha1.BoundsApply(ref, namespace, string(u.GetUID()), lo, hi)
-			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(a), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-				return client.IgnoreNotFound(fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s: %w", lo, hi, what, err))
-			}
-		}
-		if u, _, _, err = read(); u == nil || err != nil {
-			return err
-		}
-	}
-	patch := autoscalingv1alpha1.DisownPatch(u.GetManagedFields(), index.FieldManager)
-	if patch == nil {
-		return nil
-	}
-	if err := c.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to remove almanac's field ownership from %s: %w", what, err)
-	}
-	return nil
+// targets adapts the command's client to autoscalingv1alpha1.TargetClient.
+type targets struct{ c client.Client }
+
+func (t targets) Get(ctx context.Context, obj *unstructured.Unstructured) error {
+	return t.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 }
 
-func intField(u *unstructured.Unstructured, path []string) *int32 {
-	v, ok, err := unstructured.NestedInt64(u.Object, path...)
-	if !ok || err != nil {
-		return nil
+func (t targets) GetSubResource(ctx context.Context, obj *unstructured.Unstructured, subresource string, into *unstructured.Unstructured) error {
+	return t.c.SubResource(subresource).Get(ctx, obj, into)
+}
+
+func (t targets) Patch(ctx context.Context, obj *unstructured.Unstructured, subresource string, pt types.PatchType, data []byte, opts metav1.PatchOptions) error {
+	po := client.PatchOptions{FieldManager: opts.FieldManager, Force: opts.Force}
+	if subresource == "" {
+		return t.c.Patch(ctx, obj, client.RawPatch(pt, data), &po)
 	}
-	return new(int32(v))
+	return t.c.SubResource(subresource).Patch(ctx, obj, client.RawPatch(pt, data), &client.SubResourcePatchOptions{PatchOptions: po})
 }
 
 // maxListed is how many names a summary line names.

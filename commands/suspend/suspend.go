@@ -59,7 +59,9 @@ kubectl-almanac, and print what changed. An object that is so already is left al
 
 KIND is the kind, its plural or its short name, as kubectl names them: spa, schedule, sj, ej
 (scheduledjob/report, sj/report, scheduledjobs.batch.almanac.dev/report). You need patch on the
-resource in the namespace (almanac's chart adds it to the built-in edit and admin roles).
+resource in the namespace (almanac's chart adds it to the built-in edit and admin roles); to
+resume a ScheduledJob or EventJob, which starts Jobs again, also create on jobs there (almanac's
+permission check refuses the resume otherwise).
 
 Exit status: 0 done, 1 refused by the cluster (not found, forbidden, refused by admission),
 2 usage or kubeconfig error (nothing was sent).`,

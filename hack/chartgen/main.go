@@ -35,6 +35,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/almanac-dev/almanac/api/admission/match"
 	"github.com/almanac-dev/almanac/api/index"
 )
 
@@ -630,14 +631,6 @@ rules:
 	return []byte(b.String())
 }
 
-// skipDeleted is the match condition that keeps objects being deleted away from almanac's
-// webhooks: removing a finalizer from an object whose schedule went stale must not be
-// refused. (On DELETE the object is null and the condition holds.)
-var skipDeleted = admissionregistrationv1.MatchCondition{
-	Name:       "skip-objects-being-deleted",
-	Expression: "object == null || !has(object.metadata.deletionTimestamp)",
-}
-
 // webhookTemplate turns controller-gen's webhook configurations into the chart's, pointing
 // at the chart's Service, with the chart's failure policy and timeout, and the CA bundle
 // left to the certificate mode.
@@ -772,7 +765,7 @@ func (e webhookEntry) render(path string, groups map[string]bool) (string, error
 	for _, k := range []string{"name", "clientConfig", "failurePolicy", "sideEffects", "timeoutSeconds", "matchConditions"} {
 		delete(rest, k)
 	}
-	conds := append(slices.Clone(e.matchConditions), skipDeleted)
+	conds := append(slices.Clone(e.matchConditions), match.Conditions...)
 	var b strings.Builder
 	b.WriteString("- name: " + e.name + "\n")
 	b.WriteString(indent(escape(toYAML(rest)), 2))

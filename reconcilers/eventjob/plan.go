@@ -126,6 +126,17 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cha
 	return p
 }
 
+// startsRun reports whether the plan starts a run (or deletes Jobs to replace them): an
+// upstream Job to handle while the EventJob is not suspended.
+func (p *plan) startsRun() bool {
+	for _, tr := range p.triggers {
+		if !tr.suspended {
+			return true
+		}
+	}
+	return false
+}
+
 // actions are the API calls that starting runs makes: the reconciler's reach the API server,
 // the tests' change their stand-in for it.
 type actions interface {
@@ -183,6 +194,11 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 			return res, nil
 		case err != nil:
 			return nil, err
+		case c.Earlier != nil:
+			// The Job of this name is an earlier EventJob's of this name, which ej replaced:
+			// the run waits, unhandled, until that Job is gone (released, the garbage
+			// collector deletes it, and its deletion brings the next reconcile).
+			continue
 		case c.Rejected != nil:
 			res.fail(tr, batchv1alpha1.ReasonJobInvalid, jobs.SkipJobInvalid, fmt.Sprintf(
 				"the run for upstream Job %s did not start: %v", tr.job.Name, c.Rejected))

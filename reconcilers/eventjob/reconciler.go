@@ -13,6 +13,7 @@ package eventjob
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/reconcilers/base"
@@ -76,35 +78,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	upstream, err := r.upstreamJobs(ctx, ej)
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
-	downstream, err := r.downstreamJobs(ctx, ej)
+	downstream, earlier, err := r.downstreamJobs(ctx, ej)
 	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// The rule of EventJob chains, up from ej only: every EventJob below checks its own chain
-	// when it reconciles, before it starts a Job. At most MaxTriggerChain reads.
-	chain, err := batchv1alpha1.CheckTriggerChain(ej, func(name string) (*batchv1alpha1.EventJob, error) {
-		// Around the cache: a cycle closed, or a chain made too long, a moment ago must stop
-		// the next run.
-		up := &batchv1alpha1.EventJob{}
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ej.Namespace, Name: name}, up); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("failed to get EventJob %s/%s: %w", ej.Namespace, name, err)
-		}
-		return up, nil
-	}, nil)
-	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	now := r.Clock.Now()
 	r.TrackSuspension(ctx, gvk.Kind, ej, ej.Spec.Suspend, now)
-	p := decide(ej, upstream, downstream, chain, now)
+	p, err := r.plan(ctx, ej, upstream, downstream, now)
+	if err != nil {
+		return base.Retry(ctx, err, ctrl.Result{})
+	}
+	// Their runs were the replaced EventJob's, whose watermark went with it.
+	if err := r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, ej, gvk, earlier); err != nil {
+		return base.Retry(ctx, err, ctrl.Result{})
+	}
 	res, err := start(ctx, ej, &p, apiActions{r: r, ej: ej})
 	if err != nil {
-		return ctrl.Result{}, err
+		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	current := currentJobs(downstream, res)
 	status := nextStatus(ej, &p, res, upstream, current, now)
@@ -128,6 +120,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A refused Job (Ready says so) is tried again a minute later, or when an upstream Job
 	// or the EventJob changes.
 	return base.Retry(ctx, res.refused, ctrl.Result{})
+}
+
+// plan decides what ej does now (decide), with what is wrong with its chain of
+// EventJob triggers: the rule of chains, up from ej only (every EventJob below checks its own
+// chain, before it starts a Job; at most MaxTriggerChain reads). The chain is read from the
+// cache; only when the plan starts a run is it read again around the cache, and the plan made
+// again with what that finds, so that a cycle closed, or a chain made too long, a moment ago
+// stops the run, while a reconcile that starts nothing (the status changes of ej's own Jobs)
+// reads nothing around the cache.
+func (r *Reconciler) plan(ctx context.Context, ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, now time.Time) (plan, error) {
+	chain, err := checkChain(ctx, r.Client, ej)
+	if err != nil {
+		return plan{}, err
+	}
+	p := decide(ej, upstream, downstream, chain, now)
+	if !p.startsRun() {
+		return p, nil
+	}
+	if chain, err = checkChain(ctx, r.APIReader, ej); err != nil {
+		return plan{}, err
+	}
+	return decide(ej, upstream, downstream, chain, now), nil
+}
+
+// checkChain applies batchv1alpha1.CheckTriggerChain to ej, reading the EventJobs above it
+// with c.
+func checkChain(ctx context.Context, c client.Reader, ej *batchv1alpha1.EventJob) (*batchv1alpha1.TriggerChainError, error) {
+	return batchv1alpha1.CheckTriggerChain(ej, func(name string) (*batchv1alpha1.EventJob, error) {
+		up := &batchv1alpha1.EventJob{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ej.Namespace, Name: name}, up); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("failed to get EventJob %s/%s: %w", ej.Namespace, name, err)
+		}
+		return up, nil
+	}, nil)
 }
 
 // releaseOrphans releases the Jobs of an EventJob that is gone or being deleted: nothing will
@@ -154,8 +183,9 @@ func (r *Reconciler) upstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJo
 }
 
 // downstreamJobs returns the Jobs that ej controls, with those that status lists as running
-// read around the cache when the cache has not seen them yet.
-func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJob) ([]*batchv1.Job, error) {
+// read around the cache when the cache has not seen them yet, and the Jobs of an earlier
+// EventJob of its name, which ej replaced (jobs.Owned).
+func (r *Reconciler) downstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJob) (downstream, earlier []*batchv1.Job, err error) {
 	var expected []string
 	for _, ref := range ej.Status.Active {
 		expected = append(expected, ref.Name)
@@ -199,6 +229,9 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 		},
 	})
 	c, err := jobs.Create(ctx, r.Client, r.APIReader, ej, job)
+	if err == nil && c.Earlier != nil {
+		err = r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, ej, gvk, []*batchv1.Job{c.Earlier})
+	}
 	if err == nil && c.Created {
 		jobs.RunsStarted.WithLabelValues(jobs.KindEventJob).Inc()
 		jobs.TriggerLag.Observe(r.Clock.Since(tr.outcome.Time).Seconds())

@@ -26,39 +26,48 @@ func List(ctx context.Context, c client.Reader, namespace, key string) ([]*batch
 	return out, nil
 }
 
-// Owned returns the Jobs that owner (of kind gvk's) controls, listed from the cache c. The
-// cache may not have caught up with a Job created a moment ago, so the Jobs named in expected
-// (those that status lists as active, a one-shot's Job) are read through api (around the
-// cache) when the cache does not have them.
-func Owned(ctx context.Context, c, api client.Reader, owner client.Object, kind string, expected []string) ([]*batchv1.Job, error) {
-	all, err := List(ctx, c, owner.GetNamespace(), batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, kind, owner.GetName()))
+// Owned returns the Jobs that owner (of kind gvk's) controls, listed from the cache c, and
+// the Jobs of an earlier object of owner's kind, namespace and name (earlier): one that was
+// replaced by owner (kubectl replace --force, a delete and re-apply, Argo CD's Replace and
+// Force, helm --force), whose Jobs name it as their controller by name but with its own UID.
+// The cache may not have caught up with a Job created a moment ago, so the Jobs named in
+// expected (those that status lists as active, a one-shot's Job) are read through api (around
+// the cache) when the cache does not have them.
+func Owned(ctx context.Context, c, api client.Reader, owner client.Object, kind string, expected []string) (owned, earlier []*batchv1.Job, err error) {
+	key := batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, kind, owner.GetName())
+	all, err := List(ctx, c, owner.GetNamespace(), key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var owned []*batchv1.Job
 	seen := map[string]bool{}
-	for _, j := range all {
-		if IsControlledBy(j, owner) {
+	classify := func(j *batchv1.Job) {
+		seen[j.Name] = true
+		switch {
+		case IsControlledBy(j, owner):
 			owned = append(owned, j)
-			seen[j.Name] = true
+		case batchv1alpha1.ControllerKeyOf(j) == key:
+			earlier = append(earlier, j)
 		}
+	}
+	for _, j := range all {
+		classify(j)
 	}
 	for _, name := range expected {
 		if seen[name] {
 			continue
 		}
-		seen[name] = true
 		j := &batchv1.Job{}
 		err := api.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}, j)
 		switch {
 		case apierrors.IsNotFound(err):
+			seen[name] = true
 		case err != nil:
-			return nil, fmt.Errorf("failed to get Job %s/%s: %w", owner.GetNamespace(), name, err)
-		case IsControlledBy(j, owner):
-			owned = append(owned, j)
+			return nil, nil, fmt.Errorf("failed to get Job %s/%s: %w", owner.GetNamespace(), name, err)
+		default:
+			classify(j)
 		}
 	}
-	return owned, nil
+	return owned, earlier, nil
 }
 
 // Creation is the outcome of Create.
@@ -68,9 +77,15 @@ type Creation struct {
 	Job *batchv1.Job
 	// Created is true when this call created Job.
 	Created bool
-	// Conflict is true when a Job of that name exists and is not controlled by the owner:
-	// almanac leaves it alone and the run does not start.
+	// Conflict is true when a Job of that name exists and is not controlled by the owner nor
+	// by an earlier object of its kind and name: almanac leaves it alone and the run does
+	// not start.
 	Conflict bool
+	// Earlier is the Job of that name when an earlier object of the owner's kind, namespace
+	// and name controls it (the owner replaced it: see Owned): it goes once released (the
+	// garbage collector deletes the Jobs of an object that is gone), and the run waits for
+	// that, within its starting deadline, rather than counting as not run.
+	Earlier *batchv1.Job
 	// Rejected is the API server's answer when it refused the Job built from the owner's
 	// jobTemplate (Invalid or BadRequest): the run does not start.
 	Rejected error
@@ -91,8 +106,11 @@ func Create(ctx context.Context, c client.Client, api client.Reader, owner clien
 		if err := api.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
 			return Creation{}, fmt.Errorf("failed to get Job %s/%s: %w", job.Namespace, job.Name, err)
 		}
-		if IsControlledBy(existing, owner) {
+		switch {
+		case IsControlledBy(existing, owner):
 			return Creation{Job: existing}, nil
+		case batchv1alpha1.ControllerKeyOf(existing) == batchv1alpha1.ControllerKeyOf(job):
+			return Creation{Earlier: existing}, nil
 		}
 		return Creation{Conflict: true}, nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):

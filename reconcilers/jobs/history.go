@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -147,6 +149,43 @@ func (r *Releaser) ReleaseAll(ctx context.Context, c client.Client, namespace, k
 		return err
 	}
 	for _, j := range list {
+		if err := r.Release(ctx, c, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReleaseEarlier releases the Jobs of an earlier object of owner's kind, namespace and name
+// (see Owned): owner replaced it (kubectl replace --force, a delete and re-apply), so its
+// status, the record their runs wait for, went with it, and nothing will record them; once
+// released, the garbage collector deletes them, as it does the Jobs of any object that is gone.
+//
+// Before it releases any, it reads owner's metadata around the cache (api, as gvk) and
+// releases nothing unless the object of that name is owner itself: a copy of an earlier
+// object, from a cache that has not seen it replaced yet, must not take the Jobs of the
+// object that replaced it for an earlier one's. The read happens only while one of them still
+// has the finalizer.
+func (r *Releaser) ReleaseEarlier(ctx context.Context, c client.Client, api client.Reader, owner client.Object, gvk schema.GroupVersionKind, earlier []*batchv1.Job) error {
+	held := slices.DeleteFunc(slices.Clone(earlier), func(j *batchv1.Job) bool {
+		_, ok := batchv1alpha1.FinalizerRemoval(j.Finalizers)
+		return !ok
+	})
+	if len(held) == 0 {
+		return nil
+	}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(gvk)
+	err := api.Get(ctx, client.ObjectKeyFromObject(owner), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		// Gone too: every Job of that name is an orphan.
+	case err != nil:
+		return fmt.Errorf("failed to read %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(owner), err)
+	case live.UID != owner.GetUID():
+		return nil // owner is a stale copy: the reconcile of the object there now releases them
+	}
+	for _, j := range held {
 		if err := r.Release(ctx, c, j); err != nil {
 			return err
 		}

@@ -51,12 +51,13 @@ func TestCronSlotOnAHolidayIsSkippedNotMissed(t *testing.T) {
 func TestNextScheduleTimePassesOverHolidays(t *testing.T) {
 	sj := skipHolidays(cronSJ("0 6 * * *", "Europe/Berlin", utc("2027-12-23T12:00:00Z")))
 	book := holidays(calendarv1alpha1.CalendarDay{Date: "12-25"}, calendarv1alpha1.CalendarDay{Date: "12-26"})
-	p := decide(sj, book, nil, time.Time{}, utc("2027-12-24T06:00:00Z"))
+	p := decideAt(sj, book, nil, time.Time{}, utc("2027-12-24T06:00:00Z"))
 	if !p.next.Equal(utc("2027-12-27T05:00:00Z")) {
 		t.Errorf("next = %s, want the 27th", p.next)
 	}
-	// The reconciler still wakes at the holiday's slot, to record the skip then.
-	if want := utc("2027-12-25T05:00:00Z").Sub(utc("2027-12-24T06:00:00Z")); p.requeueAfter != want {
+	// The reconciler wakes at that run, not at the holidays' slots: it counts them then
+	// (issue 38: it woke, and wrote status and an event, at each of them).
+	if want := utc("2027-12-27T05:00:00Z").Sub(utc("2027-12-24T06:00:00Z")); p.requeueAfter != want {
 		t.Errorf("requeueAfter = %s, want %s", p.requeueAfter, want)
 	}
 }
@@ -67,17 +68,26 @@ func TestDowntimeAcrossAHolidayRunsTheLatestRunnableSlot(t *testing.T) {
 	sj := skipHolidays(cronSJ("0 6 * * *", "Europe/Berlin", utc("2027-12-23T12:00:00Z")))
 	sj.Spec.StartingDeadlineSeconds = ptr.To[int64](3 * 24 * 3600)
 	sj.Status.LastScheduleTime = ptr.To(metav1.NewTime(utc("2027-12-23T05:00:00Z")))
-	p := decide(sj, holidays(calendarv1alpha1.CalendarDay{Date: "12-25"}), nil, time.Time{}, utc("2027-12-25T12:00:00Z"))
+	p := decideAt(sj, holidays(calendarv1alpha1.CalendarDay{Date: "12-25"}), nil, time.Time{}, utc("2027-12-25T12:00:00Z"))
 	if !p.run.Equal(utc("2027-12-24T05:00:00Z")) || p.skipped != 1 || p.missedTotal() != 0 {
 		t.Errorf("run %s, skipped %d, missed %v", p.run, p.skipped, p.missed)
 	}
 }
 
+// A calendar that does not exist holds every slot: the reconciler does not wake at them (the
+// Calendars condition says why it is held), and counts them when it next looks (a Job, the
+// spec or a calendar changed, the manager started).
 func TestMissingCalendarHoldsTheScheduledJob(t *testing.T) {
 	w := &world{t: t, sj: skipHolidays(cronSJ("0 6 * * *", "UTC", utc("2027-12-23T12:00:00Z")))}
-	w.run(utc("2027-12-24T00:00:00Z"), utc("2027-12-26T00:00:00Z"))
+	if p := w.step(utc("2027-12-24T00:00:00Z")); p.requeueAfter != 0 || !p.next.IsZero() {
+		t.Errorf("requeueAfter %s, next %s; want no wake-up while every slot is held", p.requeueAfter, p.next)
+	}
+	p := w.step(utc("2027-12-26T00:00:00Z"))
 	if len(w.created) != 0 {
 		t.Errorf("Jobs created %v while the calendar does not exist", w.created)
+	}
+	if p.requeueAfter != 0 || p.skipped != 2 {
+		t.Errorf("requeueAfter %s, skipped %d; want no wake-up, the 2 slots counted at once", p.requeueAfter, p.skipped)
 	}
 	st := w.sj.Status
 	c := meta.FindStatusCondition(st.Conditions, calendarv1alpha1.ConditionCalendars)
@@ -146,7 +156,7 @@ func TestBusinessDaysClosedByCalendars(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "holidays"},
 		Spec:       calendarv1alpha1.CalendarSpec{Periods: []calendarv1alpha1.CalendarPeriod{{Start: "2020-01-01T00:00", End: "2045-01-01T00:00"}}},
 	}}, nil)
-	p := decide(sj, book, nil, time.Time{}, utc("2027-12-01T00:00:00Z"))
+	p := decideAt(sj, book, nil, time.Time{}, utc("2027-12-01T00:00:00Z"))
 	want := `schedule: "0 18 LW * *" has no slot within eight years after 2027-12-01 01:00 Europe/Berlin: its business days (Monday to Friday, at 18:00) ` +
 		`are all closed by Calendar holidays, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
 	if p.invalid == nil || p.invalid.Error() != want {
@@ -154,5 +164,70 @@ func TestBusinessDaysClosedByCalendars(t *testing.T) {
 	}
 	if !p.run.IsZero() || p.requeueAfter < 0 {
 		t.Errorf("run %s, requeueAfter %s", p.run, p.requeueAfter)
+	}
+}
+
+// A week-long freeze of an every-minute ScheduledJob: the reconciler wakes at the last slot
+// before it and then at the first slot after it, not at the 10,080 slots in between, and that
+// one look counts them all, in one status write and one event. Issue 38: it woke at each
+// skipped slot (about 43,000 status writes and events for a month).
+func TestAFreezeIsCountedAtOnceAndWokenPast(t *testing.T) {
+	freeze := calendarv1alpha1.NewBook([]calendarv1alpha1.Calendar{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "freeze"},
+		Spec: calendarv1alpha1.CalendarSpec{TimeZone: "UTC", Periods: []calendarv1alpha1.CalendarPeriod{
+			{Start: "2027-12-20T00:00", End: "2027-12-27T00:00", Name: "Year-end freeze"}}},
+	}}, nil)
+	sj := cronSJ("* * * * *", "UTC", utc("2027-12-19T23:58:30Z"))
+	sj.Spec.Calendars = &calendarv1alpha1.Calendars{Skip: []calendarv1alpha1.CalendarReference{{Name: "freeze"}}}
+	w := &world{t: t, sj: sj, book: freeze}
+	now := utc("2027-12-19T23:59:00Z")
+	wakes := 0
+	for now.Before(utc("2027-12-27T00:00:30Z")) {
+		wakes++
+		p := w.step(now)
+		if p.requeueAfter <= 0 {
+			t.Fatalf("RequeueAfter %v at %s", p.requeueAfter, now)
+		}
+		now = now.Add(p.requeueAfter)
+	}
+	if wakes != 2 {
+		t.Errorf("%d wake-ups from 23:59 before the freeze to the end of it, want 2 (its last slot before, and the first after)", wakes)
+	}
+	st := w.sj.Status
+	if st.SkippedRuns != 7*24*60 || st.LastSkippedReason != "Year-end freeze (Calendar freeze)" {
+		t.Errorf("skippedRuns %d (%q), want %d", st.SkippedRuns, st.LastSkippedReason, 7*24*60)
+	}
+	if diff := cmp.Diff([]time.Time{utc("2027-12-19T23:59:00Z"), utc("2027-12-27T00:00:00Z")}, w.created); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if st.MissedRuns != 0 {
+		t.Errorf("missedRuns %d: a skipped slot is not missed", st.MissedRuns)
+	}
+}
+
+// A freeze longer than one reconcile's budget (maxSlotWalk slots) is counted in parts, one
+// reconcile after another, and adds up.
+func TestAFreezeLongerThanTheBudgetIsCountedInParts(t *testing.T) {
+	freeze := calendarv1alpha1.NewBook([]calendarv1alpha1.Calendar{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "freeze"},
+		Spec: calendarv1alpha1.CalendarSpec{TimeZone: "UTC", Periods: []calendarv1alpha1.CalendarPeriod{
+			{Start: "2027-01-01T00:00", End: "2027-04-01T00:00"}}},
+	}}, nil)
+	sj := cronSJ("* * * * *", "UTC", utc("2026-12-31T23:59:30Z"))
+	sj.Spec.Calendars = &calendarv1alpha1.Calendars{Skip: []calendarv1alpha1.CalendarReference{{Name: "freeze"}}}
+	w := &world{t: t, sj: sj, book: freeze}
+	now, parts := utc("2027-04-01T00:00:00Z"), 0
+	for {
+		parts++
+		if p := w.step(now); !p.more {
+			break
+		}
+	}
+	const slots = (31 + 28 + 31) * 24 * 60
+	if want := (slots + maxSlotWalk - 1) / maxSlotWalk; parts != want {
+		t.Errorf("%d parts, want %d", parts, want)
+	}
+	if st := w.sj.Status; st.SkippedRuns != slots || len(w.created) != 1 || !w.created[0].Equal(now) {
+		t.Errorf("skippedRuns %d, runs %v; want %d and the first slot after the freeze", st.SkippedRuns, w.created, slots)
 	}
 }

@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -17,43 +18,42 @@ import (
 // a panicking or never-firing engine becomes a condition rather than a crash or a hot loop.
 var compileJob = timing.JobSpec.Compile
 
-// compile evaluates spec.at or spec.schedule in spec.timeZone, shifted by spec.spread, with the
-// time engine, by the rules that admission and `almanac preview` apply too (a timestamp in
-// schedule is a one-shot). A panic in the engine becomes an error, so that bad input never
-// crashes the manager or makes it retry in a loop.
-func compile(sj *batchv1alpha1.ScheduledJob) (s *timing.JobSchedule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
-		}
-	}()
-	s, errs := compileJob(sj.Timing())
-	if len(errs) > 0 {
-		return nil, timing.Join("spec.", errs)
-	}
-	return s, nil
+// compiled is a ScheduledJob's schedule as one reconcile reads it: compiled once, with the
+// calendars that spec.calendars names, and read by every step after (the one-shot's Job name,
+// the plan, the status, the events, the release of recorded Jobs).
+type compiled struct {
+	// s is the schedule; nil when err says why it cannot be evaluated.
+	s *timing.JobSchedule
+	// problems says what is wrong with the calendars that spec.calendars names (see
+	// calendarv1alpha1.Book.Mask); such a calendar skips every slot.
+	problems []string
+	err      error
 }
 
-// compileWith is compile with the calendars that spec.calendars names, from book: the slots
-// they skip do not run. problems says what is wrong with those calendars (see
-// calendarv1alpha1.Book.Mask); such a calendar skips every slot.
-func compileWith(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (s *timing.JobSchedule, problems []string, err error) {
+// compile evaluates spec.at or spec.schedule in spec.timeZone, shifted by spec.spread, with the
+// time engine, by the rules that admission and `almanac preview` apply too (a timestamp in
+// schedule is a one-shot), with the calendars that spec.calendars names, from book: the slots
+// they skip do not run. A panic in the engine becomes an error, so that bad input never
+// crashes the manager or makes it retry in a loop.
+func compile(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book) (c compiled) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, problems, err = nil, nil, fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)
+			c = compiled{err: fmt.Errorf("cannot be evaluated (the time engine failed: %v)", r)}
 		}
 	}()
 	spec, problems := sj.TimingWith(book)
 	s, errs := compileJob(spec)
 	if len(errs) > 0 {
-		return nil, nil, timing.Join("spec.", errs)
+		return compiled{err: timing.Join("spec.", errs)}
 	}
-	return s, problems, nil
+	return compiled{s: s, problems: problems}
 }
 
 // plan is what a ScheduledJob should do now: a pure function of its spec, its status (the
 // record of what ran), the Jobs it controls and the time.
 type plan struct {
+	// sched is the schedule the plan was made with.
+	sched compiled
 	// run is the nominal instant of the slot to start a Job for now; zero for none.
 	run time.Time
 	// replace are the running Jobs to delete before starting run (concurrencyPolicy Replace).
@@ -97,11 +97,14 @@ func (p *plan) addSkip(slot time.Time, reason string) {
 	}
 }
 
-// maxSlotWalk is the most slots one reconcile walks since the watermark: 100,000, 69 days of a
-// schedule that fires every minute (a manager down that long, or a ScheduledJob suspended
-// that long). The walk goes on in the next reconcile, so that none takes long however long
-// it was.
+// maxSlotWalk is the most slots one reconcile walks since the watermark, the steps of its
+// timing.Budget (one per slot): 100,000, 69 days of a schedule that fires every minute (a
+// manager down that long, or a ScheduledJob suspended or held by a calendar that long). The
+// walk goes on in the next reconcile, so that none takes long however long it was.
 const maxSlotWalk = 100_000
+
+// newBudget returns the budget of one reconcile's walk over the slots since the watermark.
+func newBudget(ctx context.Context) *timing.Budget { return timing.NewBudget(ctx, maxSlotWalk) }
 
 func (p *plan) addMiss(slot time.Time, reason string) {
 	if p.missed == nil {
@@ -168,24 +171,26 @@ func accountedUntil(st *batchv1alpha1.ScheduledJobStatus, offset time.Duration) 
 	return t.Add(offset - time.Duration(st.SpreadOffsetSeconds)*time.Second)
 }
 
-// decide computes the plan for sj at now, given the calendars it names (in book), the Jobs it
-// controls and, when status says suspended but the spec no longer does, the instant of the
-// resume (batchv1alpha1.ResumedAt).
-func decide(sj *batchv1alpha1.ScheduledJob, book *calendarv1alpha1.Book, owned []*batchv1.Job, resumed, now time.Time) plan {
-	s, problems, err := compileWith(sj, book)
+// decide computes the plan for sj at now, given its schedule (compiled with the calendars it
+// names), the Jobs it controls and, when status says suspended but the spec no longer does,
+// the instant of the resume (batchv1alpha1.ResumedAt). The walk over the slots since the
+// watermark spends budget, a step per slot.
+func decide(sj *batchv1alpha1.ScheduledJob, sched compiled, owned []*batchv1.Job, resumed, now time.Time, budget *timing.Budget) plan {
 	var p plan
+	susp := suspension(sj, resumed, now)
 	switch {
-	case err != nil:
-		p = plan{invalid: err}
-	case s.OneShot():
-		p = decideOneShot(sj, s, owned, suspension(sj, resumed, now), now)
+	case sched.err != nil:
+		p = plan{invalid: sched.err}
+	case sched.s.OneShot():
+		p = decideOneShot(sj, sched.s, owned, susp, now)
 	default:
-		p = decideCron(sj, s, owned, suspension(sj, resumed, now), now)
+		p = decideCron(sj, sched.s, owned, susp, now, budget)
 	}
-	if susp := suspension(sj, resumed, now); err == nil && susp.resumed() {
+	if sched.err == nil && susp.resumed() {
 		p.resumed = susp.until
 	}
-	p.calendarProblems = problems
+	p.sched = sched
+	p.calendarProblems = sched.problems
 	// A run-now request does not depend on the schedule: it is handled while the schedule
 	// is invalid or suspended too.
 	p.now = decideRunNow(sj, owned, &p)
@@ -253,15 +258,19 @@ func decideOneShot(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned 
 }
 
 // decideCron: every slot in (watermark, now] is either run (at most one: the latest, when it
-// is within the deadline) or counted as missed.
+// is within the deadline) or counted as missed or skipped.
 //
-// While the ScheduledJob is suspended the reconciler does not wake at its slots: the slots
-// that fall due are counted as skipped (Suspended) when it next looks, all at once, and
-// written with one status write. It looks again when the spec changes (resuming is a spec
-// change), a Job changes, or the manager starts; the slots before the resume are counted
-// then, because the status it reads still says Suspended, and the slots after it are run or
-// missed as if it had been looking at the resume, however late it looks.
-func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time) plan {
+// The reconciler does not wake at the slots that do not run: while the ScheduledJob is
+// suspended (it does not wake at all), or while its calendars skip them (it wakes at the next
+// slot that they let run). The slots that fell due meanwhile are counted (Suspended, or
+// skipped by the calendars) when it next looks, all at once, and written with one status
+// write and one event; the walk over them is bounded by budget (a step per slot), and a
+// stretch longer than that is walked in parts, one reconcile after another (more). It looks
+// again at the next slot that runs, when the spec changes (resuming is a spec change), a
+// calendar it names or a Job changes, or the manager starts; the slots before a resume are
+// counted then, because the status it reads still says Suspended, and the slots after it are
+// run or missed as if it had been looking at the resume, however late it looks.
+func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*batchv1.Job, susp suspended, now time.Time, budget *timing.Budget) plan {
 	var p plan
 	mark := accountedUntil(&sj.Status, s.Offset)
 	if created := sj.CreationTimestamp.UTC(); created.After(mark) {
@@ -280,9 +289,9 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 	// Slots are nominal instants: the cron slots shifted by spec.spread's offset.
 	latest := latestRun(s, mark, now)
 	if s.Prev(now).After(mark) {
-		walked, last := 0, time.Time{}
+		var last time.Time
 		for slot := s.Next(mark); !slot.IsZero() && !slot.After(now); slot = s.Next(slot) {
-			if walked == maxSlotWalk {
+			if budget.Spend(1) != nil {
 				// The rest in the next reconcile, at once: what is recorded now moves the
 				// watermark to the last slot walked, and nothing past it counts yet.
 				if p.ran.After(last) {
@@ -291,7 +300,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 				p.more, p.requeueAfter = true, time.Nanosecond
 				return p
 			}
-			walked, last = walked+1, slot
+			last = slot
 			switch {
 			case ran[batchv1alpha1.SlotMinute(slot)]:
 			case susp.at(slot):
@@ -316,8 +325,7 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 			p.replace = active
 		}
 	}
-	slot := s.Next(now)
-	if slot.IsZero() {
+	if s.Next(now).IsZero() {
 		// ParseCron rejects schedules that never fire, but the calendars can close every day
 		// that a business-day form (LW, 15W, W#2) could pick: the engine says so (a change
 		// of the calendars wakes the ScheduledJob). It also guards against a hot loop.
@@ -327,11 +335,13 @@ func decideCron(sj *batchv1alpha1.ScheduledJob, s *timing.JobSchedule, owned []*
 		}
 		return p
 	}
-	// The next run is the next slot that the calendars do not skip; the reconciler still
-	// looks at the next slot, to record a skip when it falls due.
+	// The next run is the next slot that the calendars do not skip, and the reconciler wakes
+	// then: the slots they skip before it are counted when it does. None (a calendar that
+	// does not exist holds every slot, and condition Calendars says so): it wakes when a
+	// calendar, the spec or a Job changes.
 	p.next = s.NextRun(now)
-	if !sj.Spec.Suspend {
-		p.requeueAfter = slot.Sub(now)
+	if !sj.Spec.Suspend && !p.next.IsZero() {
+		p.requeueAfter = p.next.Sub(now)
 	}
 	return p
 }

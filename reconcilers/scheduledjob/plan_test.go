@@ -1,6 +1,7 @@
 package scheduledjob
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"testing"
@@ -58,7 +59,7 @@ type world struct {
 
 func (w *world) step(now time.Time) plan {
 	w.t.Helper()
-	p := decide(w.sj, w.book, w.jobs, w.resumed, now)
+	p := decideAt(w.sj, w.book, w.jobs, w.resumed, now)
 	var out outcome
 	for _, r := range p.replace {
 		w.remove(r.Name)
@@ -222,7 +223,7 @@ func TestCronRequeuesExactlyAtTheNextSlot(t *testing.T) {
 	created := utc("2027-03-14T06:10:07Z")
 	sj := cronSJ("30 2 * * *", "America/New_York", created)
 	now := created.Add(1500 * time.Millisecond)
-	p := decide(sj, nil, nil, time.Time{}, now)
+	p := decideAt(sj, nil, nil, time.Time{}, now)
 	// 02:30 is in the gap that day: the next run is at 03:00 EDT.
 	if want := utc("2027-03-14T07:00:00Z").Sub(now); p.requeueAfter != want {
 		t.Errorf("requeueAfter = %v, want %v", p.requeueAfter, want)
@@ -786,7 +787,7 @@ func TestInvalidScheduleStopsWithoutRetry(t *testing.T) {
 				defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
 				compileJob = tt.compile
 			}
-			p := decide(tt.sj, nil, nil, time.Time{}, now)
+			p := decideAt(tt.sj, nil, nil, time.Time{}, now)
 			if p.invalid == nil || !p.run.IsZero() || p.requeueAfter != 0 {
 				t.Fatalf("invalid %v, run %s, requeueAfter %v; want an error, no run, no requeue", p.invalid, p.run, p.requeueAfter)
 			}
@@ -852,3 +853,38 @@ func timeOr(t *metav1.Time) time.Time {
 }
 
 func itoa(n int64) string { return fmtInt(n) }
+
+// The schedule is compiled once per reconcile, by Reconcile, and every step after reads that
+// (compiled, plan.sched): deciding and computing the status compile nothing. Issue 38: one
+// reconcile compiled it up to seven times (the one-shot's Job name, the plan, the record's
+// offset, the phase, each instant described, the events, the release).
+func TestScheduleCompiledOncePerReconcile(t *testing.T) {
+	calls := 0
+	defer func(old func(timing.JobSpec) (*timing.JobSchedule, []timing.FieldError)) { compileJob = old }(compileJob)
+	compileJob = func(s timing.JobSpec) (*timing.JobSchedule, []timing.FieldError) {
+		calls++
+		return timing.JobSpec.Compile(s)
+	}
+	for _, sj := range []*batchv1alpha1.ScheduledJob{
+		cronSJ("*/5 * * * *", "Europe/Berlin", utc("2027-05-01T00:00:30Z")),
+		atSJ("2027-05-01T10:00", "Europe/Berlin", utc("2027-05-01T00:00:30Z")),
+	} {
+		w := &world{t: t, sj: sj}
+		for _, now := range []time.Time{utc("2027-05-01T07:59:00Z"), utc("2027-05-01T08:00:01Z"), utc("2027-05-01T08:00:02Z")} {
+			calls = 0
+			sched := compile(w.sj, w.book)
+			p := decide(w.sj, sched, w.jobs, time.Time{}, now, newBudget(context.Background()))
+			var out outcome
+			if !p.run.IsZero() {
+				j := w.job(p.run)
+				w.jobs = append(w.jobs, j)
+				out = outcome{job: j, created: true}
+			}
+			w.sj.Status = *nextStatus(w.sj, &p, out, w.jobs, now)
+			_ = p.describe(now)
+			if calls != 1 {
+				t.Errorf("%s at %s: compiled %d times, want once", sched.s, now, calls)
+			}
+		}
+	}
+}

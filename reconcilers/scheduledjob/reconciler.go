@@ -28,6 +28,7 @@ import (
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	"github.com/almanac-dev/almanac/api/timing"
 	"github.com/almanac-dev/almanac/reconcilers/base"
 	"github.com/almanac-dev/almanac/reconcilers/jobs"
 )
@@ -114,7 +115,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !sj.DeletionTimestamp.IsZero() {
 		return base.Retry(ctx, r.releaseOrphans(ctx, sj.Namespace, sj.Name), ctrl.Result{})
 	}
-	owned, err := r.ownedJobs(ctx, sj)
+	book, err := base.ReadCalendars(ctx, r.Client, sj.Namespace, sj.Spec.Calendars)
+	if err != nil {
+		return base.Retry(ctx, err, ctrl.Result{})
+	}
+	sched := compile(sj, book) // once: every step below reads it
+	owned, earlier, err := r.ownedJobs(ctx, sj, sched)
 	if err != nil {
 		return base.Retry(ctx, err, ctrl.Result{})
 	}
@@ -122,14 +128,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return base.Retry(ctx, err, ctrl.Result{})
 	}
-	book, err := base.ReadCalendars(ctx, r.Client, sj.Namespace, sj.Spec.Calendars)
-	if err != nil {
-		return base.Retry(ctx, err, ctrl.Result{})
-	}
 	now := r.Clock.Now()
 	r.TrackSuspension(ctx, gvk.Kind, sj, sj.Spec.Suspend, now)
-	p := decide(sj, book, owned, resumed, now)
-	out, err := r.execute(ctx, sj, &p, now)
+	p := decide(sj, sched, owned, resumed, now, newBudget(ctx))
+	out, err := r.execute(ctx, sj, &p, earlier, now)
 	if err != nil {
 		return base.Retry(ctx, err, ctrl.Result{})
 	}
@@ -144,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	current := currentJobs(owned, &p, out)
 	r.report(sj, status, &p, out, current)
-	if err := r.releaseRecorded(ctx, sj, status, current); err != nil {
+	if err := r.releaseRecorded(ctx, sj, status, &p, current); err != nil {
 		return base.Retry(ctx, err, r.nextSlot(&p, now))
 	}
 	if err := jobs.Prune(ctx, r.Client, r.Recorder, sj, &sj.Spec.JobPolicy, current); err != nil {
@@ -156,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	switch {
 	case p.requeueAfter == 0:
-		return ctrl.Result{}, nil // Job events bring the reconciler back
+		return ctrl.Result{}, nil // a change of a Job, the spec or a calendar brings the reconciler back
 	case p.more:
 		return ctrl.Result{RequeueAfter: p.requeueAfter}, nil // the rest of the slots since the watermark, at once
 	}
@@ -191,21 +193,26 @@ func (r *Reconciler) resumedAt(ctx context.Context, sj *batchv1alpha1.ScheduledJ
 }
 
 // ownedJobs returns the Jobs that sj controls, with those that status lists as active and the
-// one-shot's Job read around the cache when the cache has not seen them yet.
-func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJob) ([]*batchv1.Job, error) {
+// one-shot's Job read around the cache when the cache has not seen them yet, and the Jobs of
+// an earlier ScheduledJob of its name, which sj replaced (jobs.Owned).
+func (r *Reconciler) ownedJobs(ctx context.Context, sj *batchv1alpha1.ScheduledJob, sched compiled) (owned, earlier []*batchv1.Job, err error) {
 	var expected []string
 	for _, ref := range sj.Status.Active {
 		expected = append(expected, ref.Name)
 	}
-	if s, err := compile(sj); err == nil && s.OneShot() {
+	if s := sched.s; s != nil && s.OneShot() {
 		expected = append(expected, batchv1alpha1.ScheduledJobName(sj.Name, s.Due))
 	}
 	return jobs.Owned(ctx, r.Client, r.APIReader, sj, gvk.Kind, expected)
 }
 
-// execute runs the plan: the Job of the due slot (executeSlot), then the Job of the run-now
-// request (executeRunNow).
-func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, now time.Time) (outcome, error) {
+// execute runs the plan: the release of the Jobs of an earlier ScheduledJob of its name, the
+// Job of the due slot (executeSlot), then the Job of the run-now request (executeRunNow).
+func (r *Reconciler) execute(ctx context.Context, sj *batchv1alpha1.ScheduledJob, p *plan, earlier []*batchv1.Job, now time.Time) (outcome, error) {
+	// Their runs were the replaced ScheduledJob's, whose status went with it.
+	if err := r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, sj, gvk, earlier); err != nil {
+		return outcome{}, err
+	}
 	out, err := r.executeSlot(ctx, sj, p, now)
 	if err != nil {
 		return outcome{}, err
@@ -265,6 +272,11 @@ func (r *Reconciler) executeRunNow(ctx context.Context, sj *batchv1alpha1.Schedu
 		out.runNowRefused = fmt.Sprintf("the API server refused its Job: %v", err)
 	case err != nil:
 		return err
+	case c.Earlier != nil:
+		// The replaced ScheduledJob's Job of this token: the request waits until it is gone
+		// (its deletion brings the next reconcile), and stays unrecorded until then.
+		rn.deferred = true
+		return r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, sj, gvk, []*batchv1.Job{c.Earlier})
 	case c.Conflict:
 		out.runNowRefused = fmt.Sprintf("Job %s exists and is not controlled by this ScheduledJob", rn.name)
 	case c.Rejected != nil:
@@ -304,7 +316,7 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 			return outcome{}, err
 		}
 		r.Recorder.Eventf(sj, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
-			"Deleted running Job %s for the run at %s (concurrencyPolicy Replace)", old.Name, describe(sj, p.run))
+			"Deleted running Job %s for the run at %s (concurrencyPolicy Replace)", old.Name, p.describe(p.run))
 	}
 	job := jobs.NewJob(&sj.Spec.JobTemplate, jobs.Run{
 		Name:        name,
@@ -320,17 +332,22 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 		return refusedRun(p, err), nil
 	case err != nil:
 		return outcome{}, err
+	case c.Earlier != nil:
+		if err := r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, sj, gvk, []*batchv1.Job{c.Earlier}); err != nil {
+			return outcome{}, err
+		}
+		return waitForEarlier(sj, p, c.Earlier, now), nil
 	case c.Conflict:
 		return notRun(p, batchv1alpha1.ReasonJobConflict, fmt.Sprintf(
-			"Job %s exists and is not controlled by this ScheduledJob; the run at %s did not start", name, describe(sj, p.run))), nil
+			"Job %s exists and is not controlled by this ScheduledJob; the run at %s did not start", name, p.describe(p.run))), nil
 	case c.Rejected != nil:
-		return notRun(p, batchv1alpha1.ReasonJobInvalid, fmt.Sprintf("the run at %s did not start: %v", describe(sj, p.run), c.Rejected)), nil
+		return notRun(p, batchv1alpha1.ReasonJobInvalid, fmt.Sprintf("the run at %s did not start: %v", p.describe(p.run), c.Rejected)), nil
 	case c.Created:
 		jobs.RunsStarted.WithLabelValues(jobs.KindScheduledJob).Inc()
 		jobs.ScheduleLag.Observe(r.Clock.Since(p.run).Seconds())
 		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "slot", batchv1alpha1.FormatTime(p.run), "lag", now.Sub(p.run))
 		r.Recorder.Eventf(sj, c.Job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
-			"Created Job %s for the run at %s", name, describe(sj, p.run))
+			"Created Job %s for the run at %s", name, p.describe(p.run))
 		return outcome{job: c.Job, created: true}, nil
 	default:
 		return outcome{job: c.Job}, nil
@@ -340,8 +357,7 @@ func (r *Reconciler) executeSlot(ctx context.Context, sj *batchv1alpha1.Schedule
 // releaseRecorded releases the Jobs (jobs.Releaser) whose runs status (just written) records:
 // every Job of a cron schedule (lastScheduleTime covers each), the one-shot's Job once status
 // records how it ended too, and a Job of an earlier at.
-func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) error {
-	s, err := compile(sj)
+func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, p *plan, current []*batchv1.Job) error {
 	for _, j := range current {
 		if batchv1alpha1.IsRunNowJob(sj.Name, j.Annotations, j.Name) {
 			if !runNowRecorded(sj, st, j) {
@@ -352,7 +368,7 @@ func (r *Reconciler) releaseRecorded(ctx context.Context, sj *batchv1alpha1.Sche
 			}
 			continue
 		}
-		ours := err == nil && isOneShotJob(s, sj.Name, j)
+		ours := isOneShotJob(p.sched.s, sj.Name, j)
 		if ours && st.Phase != batchv1alpha1.ScheduledJobPhaseSucceeded && st.Phase != batchv1alpha1.ScheduledJobPhaseFailed {
 			continue
 		}
@@ -383,4 +399,24 @@ func notRun(p *plan, reason, msg string) outcome {
 	p.addMiss(p.run, reason)
 	p.run, p.replace = time.Time{}, nil
 	return outcome{failReason: reason, failMessage: msg}
+}
+
+// waitForEarlier leaves plan.run unstarted and unrecorded while a Job of its name that an
+// earlier ScheduledJob of this name controls (it was replaced: kubectl replace --force, a
+// delete and re-apply) is still there: released, the garbage collector deletes it, and its
+// deletion brings the reconcile that starts the run. The run may wait as long as its starting
+// deadline lets it start; the reconciler looks again when that ends, and a run still waiting
+// then is missed (MissDeadline), as any run that could not start in time.
+func waitForEarlier(sj *batchv1alpha1.ScheduledJob, p *plan, earlier *batchv1.Job, now time.Time) outcome {
+	slot := p.run
+	p.run, p.replace = time.Time{}, nil
+	if p.next.IsZero() || slot.Before(p.next) {
+		p.next = slot
+	}
+	if end := timing.LastStart(slot, sj.Spec.StartingDeadline()).Sub(now) + time.Second; p.requeueAfter == 0 || end < p.requeueAfter {
+		p.requeueAfter = end
+	}
+	return outcome{waiting: fmt.Sprintf("The run at %s waits for Job %s, which a ScheduledJob of this name that was deleted (replaced) created, to be deleted "+
+		"(the garbage collector deletes it); it starts then, if by %s (startingDeadlineSeconds %d)",
+		p.describe(slot), earlier.Name, p.describe(timing.LastStart(slot, sj.Spec.StartingDeadline())), sj.Spec.StartingDeadline())}
 }

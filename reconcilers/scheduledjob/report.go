@@ -23,15 +23,15 @@ func (r *Reconciler) report(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.Sc
 	if p.skipped > 0 {
 		jobs.RunsSkipped.WithLabelValues(jobs.KindScheduledJob, jobs.SkipCalendar).Add(float64(p.skipped))
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventRunSkipped, jobs.ActionSkip,
-			"Skipped %d run(s) by spec.calendars, the latest at %s: %s", p.skipped, describe(sj, p.lastSkipped), p.skippedReason)
+			"Skipped %d run(s) by spec.calendars, the latest at %s: %s", p.skipped, p.describe(p.lastSkipped), p.skippedReason)
 	}
 	if c := meta.FindStatusCondition(st.Conditions, calendarv1alpha1.ConditionCalendars); c != nil && c.Status == metav1.ConditionFalse {
 		if o := meta.FindStatusCondition(old.Conditions, c.Type); o == nil || o.Message != c.Message {
 			r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, c.Reason, jobs.ActionSchedule, "%s", c.Message)
 		}
 	}
-	if s, err := compile(sj); err == nil && s.OneShot() {
-		r.reportPhase(sj, old.Phase, st.Phase, current)
+	if s := p.sched.s; s != nil && s.OneShot() {
+		r.reportPhase(sj, p, old.Phase, st.Phase, current)
 		return
 	}
 	jobs.ReportFinished(r.Recorder, sj, old.Active, current)
@@ -55,18 +55,18 @@ func (r *Reconciler) reportMisses(sj *batchv1alpha1.ScheduledJob, p *plan) {
 	deadlineNote := fmt.Sprintf("startingDeadlineSeconds is %d; after downtime only the latest slot within it runs", sj.Spec.StartingDeadline())
 	if len(missed) > 0 {
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeWarning, jobs.EventRunsMissed, jobs.ActionSkip,
-			"Did not run %s slot(s), the latest at %s: %s", describeMisses(missed), describe(sj, p.lastMissed), deadlineNote)
+			"Did not run %s slot(s), the latest at %s: %s", describeMisses(missed), p.describe(p.lastMissed), deadlineNote)
 	}
 	if len(skipped) > 0 {
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventRunSkipped, jobs.ActionSkip,
-			"Skipped %s run(s), the latest at %s", describeMisses(skipped), describe(sj, p.lastMissed))
+			"Skipped %s run(s), the latest at %s", describeMisses(skipped), p.describe(p.lastMissed))
 	}
 }
 
 // reportPhase reports a one-shot's phase changes.
-func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv1alpha1.ScheduledJobPhase, current []*batchv1.Job) {
-	s, err := compile(sj)
-	if from == to || err != nil {
+func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, p *plan, from, to batchv1alpha1.ScheduledJobPhase, current []*batchv1.Job) {
+	s := p.sched.s
+	if from == to || s == nil {
 		return
 	}
 	var job *batchv1.Job
@@ -78,7 +78,7 @@ func (r *Reconciler) reportPhase(sj *batchv1alpha1.ScheduledJob, from, to batchv
 	switch to {
 	case batchv1alpha1.ScheduledJobPhasePending:
 		r.Recorder.Eventf(sj, nil, corev1.EventTypeNormal, jobs.EventScheduled, jobs.ActionSchedule,
-			"The Job runs at %s", describe(sj, s.Due))
+			"The Job runs at %s", p.describe(s.Due))
 	case batchv1alpha1.ScheduledJobPhaseSucceeded, batchv1alpha1.ScheduledJobPhaseFailed:
 		if job != nil && jobs.OutcomeOf(job).Finished() {
 			jobs.ReportOutcome(r.Recorder, sj, job)

@@ -98,7 +98,7 @@ func TestSpreadDeadlineFromTheShiftedInstant(t *testing.T) {
 	} {
 		sj := spreadSJ("0 0 * * *", "UTC", "5m", utc("2027-01-14T12:00:00Z"))
 		sj.Spec.StartingDeadlineSeconds = ptr.To[int64](600)
-		p := decide(sj, nil, nil, time.Time{}, shifted.Add(tt.late))
+		p := decideAt(sj, nil, nil, time.Time{}, shifted.Add(tt.late))
 		if got := !p.run.IsZero(); got != tt.run {
 			t.Errorf("%v after the shifted instant: run = %v, want %v", tt.late, got, tt.run)
 		}

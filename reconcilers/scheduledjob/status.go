@@ -32,6 +32,9 @@ type outcome struct {
 	// then did not start and stays due.
 	refused    error
 	refusedRun time.Time
+	// waiting says why plan.run waits for the Job of an earlier ScheduledJob of this name
+	// (waitForEarlier); the slot is neither run nor missed yet.
+	waiting string
 	// runNowJob is the Job of the run-now request (created now or found); runNowRefused says
 	// why it got none.
 	runNowJob     *batchv1.Job
@@ -43,7 +46,7 @@ type outcome struct {
 func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*batchv1.Job, now time.Time) *batchv1alpha1.ScheduledJobStatus {
 	st := sj.Status.DeepCopy()
 	st.ObservedGeneration = sj.Generation
-	if s, err := compile(sj); err == nil {
+	if s := p.sched.s; s != nil {
 		moveRecord(st, s.Offset)
 	}
 	recordRunNow(sj, st, p.now, out.runNowJob, out.runNowRefused, now)
@@ -79,8 +82,8 @@ func nextStatus(sj *batchv1alpha1.ScheduledJob, p *plan, out outcome, owned []*b
 	if !p.next.IsZero() && !sj.Spec.Suspend {
 		st.NextScheduleTime = &metav1.Time{Time: p.next}
 	}
-	st.Phase = phase(sj, st, current)
-	readyCondition(sj, st, out, now)
+	st.Phase = phase(p.sched.s, sj, st, current)
+	readyCondition(sj, st, p, out, now)
 	conditions.SetStalled(&st.Conditions, st.Stalled(), sj.Generation, now) // kstatus: Failed while True
 	return st
 }
@@ -127,9 +130,8 @@ func currentJobs(owned []*batchv1.Job, p *plan, out outcome) []*batchv1.Job {
 
 // phase: a cron ScheduledJob is Running while a Job runs and Pending otherwise; a one-shot
 // follows its Job to Succeeded or Failed, or is Missed.
-func phase(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
-	s, err := compile(sj)
-	if err != nil {
+func phase(s *timing.JobSchedule, sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, current []*batchv1.Job) batchv1alpha1.ScheduledJobPhase {
+	if s == nil {
 		return st.Phase
 	}
 	if !s.OneShot() {
@@ -199,13 +201,15 @@ func truncate(s string, n int) string {
 
 // readyCondition sets Ready. A failure to create a Job stays on the condition until a later
 // Job is created or the spec changes, so that a one-shot keeps saying why it did not run.
-func readyCondition(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, out outcome, now time.Time) {
+func readyCondition(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJobStatus, p *plan, out outcome, now time.Time) {
 	switch old := meta.FindStatusCondition(sj.Status.Conditions, batchv1alpha1.ConditionReady); {
 	case out.refused != nil:
 		setReady(st, sj.Generation, now, metav1.ConditionFalse, batchv1alpha1.ReasonRequestRefused,
-			"The run at "+describe(sj, out.refusedRun)+" has not started. "+base.RefusalMessage(out.refused))
+			"The run at "+p.describe(out.refusedRun)+" has not started. "+base.RefusalMessage(out.refused))
 	case out.failReason != "":
 		setReady(st, sj.Generation, now, metav1.ConditionFalse, out.failReason, out.failMessage)
+	case out.waiting != "":
+		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonScheduled, out.waiting)
 	case old != nil && jobFailure(old.Reason) && out.job == nil && old.ObservedGeneration == sj.Generation:
 		// Keep it.
 	case sj.Spec.Suspend:
@@ -213,7 +217,7 @@ func readyCondition(sj *batchv1alpha1.ScheduledJob, st *batchv1alpha1.ScheduledJ
 			"spec.suspend is true: no Job starts, and runs that fall due are not started later")
 	case st.NextScheduleTime != nil:
 		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonScheduled,
-			"Next run at "+describe(sj, st.NextScheduleTime.Time))
+			"Next run at "+p.describe(st.NextScheduleTime.Time))
 	default:
 		setReady(st, sj.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonCompleted,
 			"The one-shot has no run left; phase "+string(st.Phase))
@@ -235,9 +239,9 @@ func setReady(st *batchv1alpha1.ScheduledJobStatus, gen int64, now time.Time, st
 
 // describe renders an instant in UTC and, when the zone is not UTC, as wall time in the
 // ScheduledJob's zone: "2027-03-14T07:00:00Z (03:00 EDT in America/New_York)".
-func describe(sj *batchv1alpha1.ScheduledJob, t time.Time) string {
+func (p *plan) describe(t time.Time) string {
 	s := batchv1alpha1.FormatTime(t)
-	if sched, err := compile(sj); err == nil && sched.Zone.Name != timing.DefaultZone {
+	if sched := p.sched.s; sched != nil && sched.Zone.Name != timing.DefaultZone {
 		s += " (" + t.In(sched.Zone.Location).Format("2006-01-02 15:04 MST") + " in " + sched.Zone.Name + ")"
 	}
 	return s

@@ -50,7 +50,7 @@ func (r *Reconciler) release(ctx context.Context, spa *autoscalingv1alpha1.Sched
 	if !controllerutil.ContainsFinalizer(spa, autoscalingv1alpha1.ReleaseFinalizer) {
 		return nil
 	}
-	for _, ref := range targetsHeld(spa) {
+	for _, ref := range spa.TargetsHeld() {
 		if err := r.letGo(ctx, spa.Namespace, ref, spa.Spec); err != nil {
 			return err
 		}
@@ -59,19 +59,6 @@ func (r *Reconciler) release(ctx context.Context, spa *autoscalingv1alpha1.Sched
 	}
 	patch, _ := autoscalingv1alpha1.ReleaseFinalizerRemoval(spa.Finalizers)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, spa, client.RawPatch(types.JSONPatchType, patch)))
-}
-
-// targetsHeld are the targets an autoscaler may own fields of: status.target (what it applied
-// last) and spec.targetRef.
-func targetsHeld(spa *autoscalingv1alpha1.ScheduledPodAutoscaler) []autoscalingv1alpha1.TargetReference {
-	var out []autoscalingv1alpha1.TargetReference
-	if t := spa.Status.Target; t != nil {
-		out = append(out, *t)
-	}
-	if t := spa.Spec.TargetRef; t != nil && (len(out) == 0 || out[0] != *t) {
-		out = append(out, *t)
-	}
-	return out
 }
 
 // conflictHeld reports whether the fight rule stopped almanac from writing the target at the
@@ -96,7 +83,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	}
 	l, err := r.readTargetCached(ctx, spa.Namespace, ref, last)
 	switch {
-	case errors.Is(err, errNotServed):
+	case errors.Is(err, autoscalingv1alpha1.ErrTargetNotServed):
 		return hpaState{notServed: err}, nil
 	case err != nil:
 		return hpaState{applyErr: err}, err
@@ -112,7 +99,7 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	}
 	kind := ref.TargetKind()
 	hs := hpaState{target: &ref}
-	if upToDateTarget(kind, l, d.Bounds) {
+	if l.Has(kind, d.Bounds.Min, d.Bounds.Max) {
 		return hs, nil
 	}
 	if conflictHeld(spa) {
@@ -132,21 +119,21 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 			return hpaState{applyErr: err, target: st.Target}, err
 		case full == nil:
 			return hpaState{notFound: true}, nil
-		case upToDateTarget(kind, full, d.Bounds):
+		case full.Has(kind, d.Bounds.Min, d.Bounds.Max):
 			return hs, nil
 		}
 		l = full
 		minPath, maxPath := autoscalingv1alpha1.TargetFields(kind)
-		path, value := minPath, l.min
-		if l.min != nil && *l.min == d.Bounds.Min {
-			path, value = maxPath, l.max
+		path, value := minPath, l.Min
+		if l.Min != nil && *l.Min == d.Bounds.Min {
+			path, value = maxPath, l.Max
 		}
 		fieldName, was = strings.Join(path, "."), "removed it"
 		if value != nil {
 			was = fmt.Sprintf("set it to %d", *value)
 		}
-		changedBy = otherManagers(l.obj.GetManagedFields(), path)
-		if n := r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, now); n > autoscalingv1alpha1.MaxPutBacks {
+		changedBy = otherManagers(l.Object.GetManagedFields(), path)
+		if r.putBacks.add(types.NamespacedName{Namespace: spa.Namespace, Name: spa.Name}, spa.Generation, now) {
 			hs.fight = conflictMessage(ref, changedBy, fieldName)
 			return hs, nil
 		}

@@ -3,17 +3,14 @@ package scheduledpodautoscaler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,61 +50,29 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=autoscaling.almanac.dev,resources=scheduledpodautoscalers,verbs=get;list;watch;patch
 
-// live is an attached target as read from the API server.
-type live struct {
-	obj *unstructured.Unstructured
-	// min and max are the values of the fields almanac owns (max unset for a scale
-	// subresource; min is its replicas); nil when the field is absent.
-	min, max *int32
+// targets adapts the reconciler's clients to autoscalingv1alpha1.TargetClient: reads around
+// the cache (a subresource read is never served from it), writes through the client.
+type targets struct{ r *Reconciler }
+
+func (t targets) Get(ctx context.Context, obj *unstructured.Unstructured) error {
+	return t.r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 }
 
-// errNotServed wraps a target whose kind the API server does not serve.
-var errNotServed = errors.New("kind not served")
+func (t targets) GetSubResource(ctx context.Context, obj *unstructured.Unstructured, subresource string, into *unstructured.Unstructured) error {
+	return t.r.Client.SubResource(subresource).Get(ctx, obj, into)
+}
+
+func (t targets) Patch(ctx context.Context, obj *unstructured.Unstructured, subresource string, pt types.PatchType, data []byte, opts metav1.PatchOptions) error {
+	po := client.PatchOptions{FieldManager: opts.FieldManager, Force: opts.Force}
+	if subresource == "" {
+		return t.r.Client.Patch(ctx, obj, client.RawPatch(pt, data), &po)
+	}
+	return t.r.Client.SubResource(subresource).Patch(ctx, obj, client.RawPatch(pt, data), &client.SubResourcePatchOptions{PatchOptions: po})
+}
 
 // readTarget reads ref in namespace around the cache: nil when it does not exist.
-func (r *Reconciler) readTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference) (*live, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(ref.GroupVersionKind())
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, u)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("%w: %w", errNotServed, err)
-	case err != nil:
-		return nil, fmt.Errorf("failed to read %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
-	}
-	l := &live{obj: u}
-	kind := ref.TargetKind()
-	if kind == autoscalingv1alpha1.TargetScale {
-		// A subresource read is never served from the cache.
-		// A subresource read is never served from the cache.
-		scale := &unstructured.Unstructured{}
-		scale.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
-		if err := r.Client.SubResource("scale").Get(ctx, u, scale); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("%w: %s %s has no scale subresource: attach to an object that has one (a Deployment, a StatefulSet, a custom resource with a scale subresource)",
-					errNotServed, ref.Kind, klog.KRef(namespace, ref.Name))
-			}
-			return nil, fmt.Errorf("failed to read the scale of %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
-		}
-		l.min = intField(scale, []string{"spec", "replicas"})
-		if l.min == nil {
-			l.min = new(int32(0)) // omitted: zero
-		}
-		return l, nil
-	}
-	minPath, maxPath := autoscalingv1alpha1.TargetFields(kind)
-	l.min, l.max = intField(u, minPath), intField(u, maxPath)
-	return l, nil
-}
-
-func intField(u *unstructured.Unstructured, path []string) *int32 {
-	v, ok, err := unstructured.NestedInt64(u.Object, path...)
-	if !ok || err != nil {
-		return nil
-	}
-	return new(int32(v))
+func (r *Reconciler) readTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference) (*autoscalingv1alpha1.LiveTarget, error) {
+	return autoscalingv1alpha1.ReadTarget(ctx, targets{r}, namespace, ref)
 }
 
 // readTargetCached is readTarget that reads an autoscaling/v2 HorizontalPodAutoscaler from the
@@ -117,7 +82,7 @@ func intField(u *unstructured.Unstructured, path []string) *int32 {
 // is not in status yet (nil if none): a cached HPA that is not the version that write returned
 // is read around the cache, as the generated HPAs are. The cache keeps only almanac's
 // managedFields entries of HPAs (api/index.TrimHPA): who changed a field is read around it.
-func (r *Reconciler) readTargetCached(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, last *applied) (*live, error) {
+func (r *Reconciler) readTargetCached(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, last *applied) (*autoscalingv1alpha1.LiveTarget, error) {
 	gvk := ref.GroupVersionKind()
 	if ref.TargetKind() != autoscalingv1alpha1.TargetHPA || gvk.Version != autoscalingv2.SchemeGroupVersion.Version {
 		return r.readTarget(ctx, namespace, ref)
@@ -138,66 +103,24 @@ func (r *Reconciler) readTargetCached(ctx context.Context, namespace string, ref
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	u.SetGroupVersionKind(gvk)
-	return &live{obj: u, min: hpa.Spec.MinReplicas, max: &hpa.Spec.MaxReplicas}, nil
-}
-
-// upToDateTarget reports whether l has the bounds b.
-func upToDateTarget(kind autoscalingv1alpha1.TargetKind, l *live, b timing.Bounds) bool {
-	if l.min == nil || *l.min != b.Min {
-		return false
-	}
-	return kind == autoscalingv1alpha1.TargetScale || l.max != nil && *l.max == b.Max
+	return &autoscalingv1alpha1.LiveTarget{Object: u, Min: hpa.Spec.MinReplicas, Max: &hpa.Spec.MaxReplicas}, nil
 }
 
 // writeTarget writes the bounds b to the target and returns the target's resourceVersion
 // that the write returned ("" for a scale subresource).
-func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *live, b timing.Bounds) (string, error) {
-	kind := ref.TargetKind()
-	if kind == autoscalingv1alpha1.TargetScale {
-		if err := r.Client.SubResource("scale").Patch(ctx, l.obj.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(b.Min)), client.FieldOwner(index.FieldManager)); err != nil {
-			return "", fmt.Errorf("failed to set the replicas of %s %s to %d: %w", ref.Kind, klog.KRef(namespace, ref.Name), b.Min, err)
-		}
-		return "", nil
-	}
-	u := autoscalingv1alpha1.BoundsApply(ref, namespace, string(l.obj.GetUID()), b.Min, b.Max)
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("failed to apply minReplicas %d and maxReplicas %d to %s %s: %w", b.Min, b.Max, ref.Kind, klog.KRef(namespace, ref.Name), err)
-	}
-	return u.GetResourceVersion(), nil // the apply's answer is decoded into u
+func (r *Reconciler) writeTarget(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, l *autoscalingv1alpha1.LiveTarget, b timing.Bounds) (string, error) {
+	return autoscalingv1alpha1.WriteBounds(ctx, targets{r}, namespace, ref, l, b.Min, b.Max, index.FieldManager)
 }
 
-// letGo leaves the target at the baseline of spec (autoscalingv1alpha1.LetGoBounds) and owned
-// by no almanac field manager: it writes the baseline,
-// then removes almanac's entries from the target's managedFields (a JSON patch that tests
-// each entry's manager, so it removes nothing else). No field is removed: an apply without
-// them would delete the fields that only almanac owned (minReplicas would fall to 1). A target
-// that is gone needs nothing.
+// letGo leaves the target at the baseline of spec and owned by no almanac field manager
+// (autoscalingv1alpha1.LetGo, which almanac release runs too). An error (the target could not
+// be read or written) keeps the autoscaler's hold on the target: its finalizer and
+// status.target stay until a retry succeeds.
 func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalingv1alpha1.TargetReference, spec autoscalingv1alpha1.ScheduledPodAutoscalerSpec) error {
-	l, err := r.readTarget(ctx, namespace, ref)
-	if l == nil || errors.Is(err, errNotServed) {
-		return nil
-	}
-	if err != nil {
+	if err := autoscalingv1alpha1.LetGo(ctx, targets{r}, namespace, ref, spec, index.FieldManager); err != nil {
 		return err
 	}
-	lo, hi := autoscalingv1alpha1.LetGoBounds(spec, l.max)
-	b := timing.Bounds{Min: lo, Max: hi}
-	if !upToDateTarget(ref.TargetKind(), l, b) {
-		if _, err := r.writeTarget(ctx, namespace, ref, l, b); err != nil {
-			return err
-		}
-		if l, err = r.readTarget(ctx, namespace, ref); l == nil || err != nil {
-			return client.IgnoreNotFound(err)
-		}
-	}
-	patch := autoscalingv1alpha1.DisownPatch(l.obj.GetManagedFields(), index.FieldManager)
-	if patch == nil {
-		return nil
-	}
-	if err := r.Client.Patch(ctx, l.obj, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("failed to remove almanac's field ownership from %s %s: %w", ref.Kind, klog.KRef(namespace, ref.Name), err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Let go of the target", "target", ref.String(), "minReplicas", lo, "maxReplicas", hi)
+	ctrl.LoggerFrom(ctx).Info("Let go of the target", "target", ref.String())
 	return nil
 }
 
@@ -233,25 +156,45 @@ func otherManagers(entries []metav1.ManagedFieldsEntry, path []string) []string 
 }
 
 // putBacks remembers, per autoscaler, when almanac put back a value that another manager had
-// changed, for the fight rule (autoscalingv1alpha1.MaxPutBacks in PutBackWindow). It is
-// memory only: after a restart the count starts again.
+// changed, for the fight rule (autoscalingv1alpha1.MaxPutBacks in PutBackWindow), and the
+// generation of the spec at which the rule last stopped almanac. It is memory only: after a
+// restart the count starts again.
 type putBacks struct {
 	mu   sync.Mutex
-	seen map[types.NamespacedName][]time.Time
+	seen map[types.NamespacedName]*fight
 }
 
-// add records a put-back at now and reports how many fall within the window.
-func (p *putBacks) add(key types.NamespacedName, now time.Time) int {
+// fight is one autoscaler's put-backs.
+type fight struct {
+	at []time.Time
+	// stoppedAt is the generation at which the fight rule last stopped almanac (0: never).
+	stoppedAt int64
+}
+
+// add records a put-back at now by the autoscaler at generation, and reports whether the
+// fight rule stops almanac: more than MaxPutBacks within PutBackWindow. The count starts again
+// when the spec has changed since the rule last stopped almanac: that change is what the
+// Conflict condition asks for to resume (conflictMessage), and a resume that met the old
+// put-backs would stop again at the first write of the other manager, or at once.
+func (p *putBacks) add(key types.NamespacedName, generation int64, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.seen == nil {
-		p.seen = map[types.NamespacedName][]time.Time{}
+		p.seen = map[types.NamespacedName]*fight{}
 	}
-	recent := slices.DeleteFunc(append(p.seen[key], now), func(t time.Time) bool {
+	f := p.seen[key]
+	if f == nil || f.stoppedAt != 0 && f.stoppedAt != generation {
+		f = &fight{}
+		p.seen[key] = f
+	}
+	f.at = slices.DeleteFunc(append(f.at, now), func(t time.Time) bool {
 		return now.Sub(t) >= autoscalingv1alpha1.PutBackWindow
 	})
-	p.seen[key] = recent
-	return len(recent)
+	if len(f.at) <= autoscalingv1alpha1.MaxPutBacks {
+		return false
+	}
+	f.stoppedAt = generation
+	return true
 }
 
 func (p *putBacks) forget(key types.NamespacedName) {

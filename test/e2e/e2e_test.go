@@ -99,6 +99,7 @@ func TestE2E(t *testing.T) {
 		t.Run("attached to KEDA's ScaledObject", func(t *testing.T) { t.Parallel(); testKEDA(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })
 		t.Run("ScheduledJob on a cron schedule", func(t *testing.T) { t.Parallel(); testScheduledJobCron(t) })
+		t.Run("ScheduledJob replaced while its Job runs", func(t *testing.T) { t.Parallel(); testScheduledJobReplaced(t) })
 		t.Run("EventJob after a CronJob's Job", func(t *testing.T) { t.Parallel(); testEventJob(t) })
 		t.Run("almanac run: a ScheduledJob's Job now", func(t *testing.T) { t.Parallel(); testRunNow(t) })
 		t.Run("calendars: a freeze skips a slot", func(t *testing.T) { t.Parallel(); testCalendar(t) })
@@ -874,6 +875,52 @@ spec:
 		created.Sub(at).Round(time.Second), strings.TrimSpace(logs))
 }
 
+// testScheduledJobReplaced: `kubectl replace --force` of a one-shot while its Job runs (holding
+// almanac's outcome finalizer), with the cluster's garbage collector: the old ScheduledJob's
+// Job is released and goes, and the new ScheduledJob's run of the same at, whose Job has the
+// same name, waits for that and then runs to Succeeded (issue 38: the old Job stayed
+// Terminating forever, and the new one-shot got JobConflict and was Missed).
+func testScheduledJobReplaced(t *testing.T) {
+	ns := namespace(t, "e2e-replace")
+	at := nextBoundary(40 * time.Second)
+	manifest := `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: ScheduledJob
+metadata: {name: once}
+spec:
+  at: "` + wall(at) + `"
+  timeZone: UTC` + jobTemplate("sleep 15")
+	mustApply(t, ns, manifest)
+	var old batchv1.Job
+	eventually(t, time.Until(at)+time.Minute, "the one-shot's Job created", func() error {
+		jobs := jobsOf(t, ns, "ScheduledJob", "once")
+		if len(jobs) != 1 {
+			return fmt.Errorf("%d Jobs", len(jobs))
+		}
+		old = jobs[0]
+		return nil
+	})
+	replaced := time.Now()
+	if r := exe(t, manifest, "kubectl", "replace", "--force", "-n", ns, "-f", "-"); r.code != 0 {
+		t.Fatalf("kubectl replace --force: %s", r)
+	}
+	eventually(t, 2*time.Minute, "the new ScheduledJob Succeeded, with a Job of its own", func() error {
+		if phase := almanacField(t, ns, "scheduledjob", "once", ".status.phase"); phase != "Succeeded" {
+			return fmt.Errorf("phase %q", phase)
+		}
+		jobs := jobsOf(t, ns, "ScheduledJob", "once")
+		if len(jobs) != 1 || jobs[0].UID == old.UID || jobs[0].Name != old.Name {
+			return fmt.Errorf("%d Jobs; want one, named %s, not the old one", len(jobs), old.Name)
+		}
+		return nil
+	})
+	if missed := almanacField(t, ns, "scheduledjob", "once", ".status.missedRuns"); missed != "" && missed != "0" {
+		t.Errorf("status.missedRuns %s, want none", missed)
+	}
+	t.Logf("replaced %s after the Job of %s was created; the new ScheduledJob's run Succeeded %s after the replace",
+		replaced.Sub(old.CreationTimestamp.Time).Round(time.Second), wall(at), time.Since(replaced).Round(time.Second))
+}
+
 // testRunNow: `almanac run`, the binary, as a user runs it: a ScheduledJob whose schedule is
 // far away runs one Job now, with a real Pod that reads the instant of the request from the
 // downward API; --wait returns once the Job completed; the schedule's record is untouched.
@@ -1257,19 +1304,71 @@ func testUpgrade(t *testing.T, reg string) {
 // --- uninstall -----------------------------------------------------------------------------
 
 // testUninstall: after helm uninstall nothing of almanac's is left but the CRDs (and the
-// objects users created, which the CRDs keep).
+// objects users created, which the CRDs keep). It runs with what a cluster has when almanac
+// goes: autoscalers attached in a window, to an HPA and to a Deployment through /scale, and a
+// one-shot's Job still running. The uninstall succeeds (its pre-delete hook, almanac release,
+// removes almanac's finalizers after it has stopped the manager, while the webhooks are still
+// in the path: issue 38, item 1), each target is left at its baseline with no almanac field
+// manager, and the namespace deletes within a minute.
 func testUninstall(t *testing.T) {
-	// A Job that holds almanac's finalizer when almanac goes: a one-shot's, still running
-	// (its outcome is recorded when it ends).
 	ns := namespace(t, "e2e-uninstall")
-	at := time.Now().UTC().Add(20 * time.Second).Truncate(time.Second)
+	// The one-shot runs a few seconds ahead (at takes seconds); the windows are written to the
+	// minute, so they opened this minute and are open at once.
+	at := time.Now().UTC().Add(8 * time.Second).Truncate(time.Second)
+	opened := time.Now().UTC().Truncate(time.Minute)
 	mustApply(t, ns, `
 apiVersion: batch.almanac.dev/v1alpha1
 kind: ScheduledJob
 metadata: {name: long}
 spec:
   at: "`+at.Format("2006-01-02T15:04:05")+`"
-  timeZone: UTC`+jobTemplate("sleep 600"))
+  timeZone: UTC`+jobTemplate("sleep 600")+`
+---`+sleepDeployment("front")+`
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: front}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: front}
+  minReplicas: 1
+  maxReplicas: 2
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: front}
+spec:
+  targetRef: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, name: front}
+  minReplicas: 1
+  maxReplicas: 2
+`+oneShot("front-peak", "front", opened, opened.Add(time.Hour), 2, 3)+`
+---`+sleepDeployment("batch")+`
+---
+apiVersion: autoscaling.almanac.dev/v1alpha1
+kind: ScheduledPodAutoscaler
+metadata: {name: batch}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: batch}
+  minReplicas: 1
+`+oneShot("batch-peak", "batch", opened, opened.Add(time.Hour), 2, 0))
+	eventually(t, 30*time.Second, "the targets at the window's bounds, held by almanac", func() error {
+		minR, maxR, err := hpaBounds(ns, "front")()
+		if err != nil {
+			return err
+		}
+		n, _, err := deploymentReplicas(ns, "batch")
+		if err != nil {
+			return err
+		}
+		if minR != 2 || maxR != 3 || n != 2 {
+			return fmt.Errorf("HPA front at %d-%d, Deployment batch at %d replicas; want 2-3 and 2", minR, maxR, n)
+		}
+		for _, name := range []string{"front", "batch"} {
+			if f := almanacField(t, ns, "scheduledpodautoscaler", name, ".metadata.finalizers"); !strings.Contains(f, "autoscaling.almanac.dev/release-target") {
+				return fmt.Errorf("ScheduledPodAutoscaler %s has finalizers %q", name, f)
+			}
+		}
+		return nil
+	})
 	eventually(t, time.Until(at)+time.Minute, "the one-shot's Job created, with almanac's finalizer", func() error {
 		jobs := jobsOf(t, ns, "ScheduledJob", "long")
 		if len(jobs) != 1 || !slices.Contains(jobs[0].Finalizers, "batch.almanac.dev/outcome") {
@@ -1301,10 +1400,26 @@ spec:
 	}
 	t.Logf("nothing of almanac's left in %s or cluster-wide; the CRDs stay: %s", releaseNS, strings.Join(ours, ", "))
 
-	// The pre-delete hook released the Job: deleting its namespace completes.
+	// The pre-delete hook released the Job and the autoscalers, and left each target at its
+	// baseline, owned by no almanac field manager: deleting the namespace completes.
 	if jobs := jobsOf(t, ns, "ScheduledJob", "long"); len(jobs) != 1 || len(jobs[0].Finalizers) != 0 {
 		t.Errorf("after helm uninstall the one-shot's Job is %v, want it there without almanac's finalizer", jobs)
 	}
+	if minR, maxR, err := hpaBounds(ns, "front")(); err != nil || minR != 1 || maxR != 2 {
+		t.Errorf("after helm uninstall HPA front is at %d-%d (%v), want its baseline 1-2", minR, maxR, err)
+	}
+	if n, _, err := deploymentReplicas(ns, "batch"); err != nil || n != 1 {
+		t.Errorf("after helm uninstall Deployment batch has %d replicas (%v), want its baseline 1", n, err)
+	}
+	for _, target := range []string{"hpa/front", "deployment/batch"} {
+		if managers := mustKubectl(t, "get", target, "-n", ns, "-o", "jsonpath={.metadata.managedFields[*].manager}"); slices.Contains(strings.Fields(managers), "almanac") {
+			t.Errorf("after helm uninstall the field managers of %s are %q, want no almanac", target, managers)
+		}
+	}
+	if f := mustKubectl(t, "get", "scheduledpodautoscalers", "-n", ns, "-o", "jsonpath={.items[*].metadata.finalizers}"); f != "" {
+		t.Errorf("after helm uninstall the ScheduledPodAutoscalers have finalizers %q, want none", f)
+	}
+	t.Logf("HPA front and Deployment batch at their baselines, owned by no almanac field manager; the autoscalers released")
 	start := time.Now()
 	if err := kube.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
@@ -1316,7 +1431,7 @@ spec:
 		}
 		return fmt.Errorf("still there (%w)", err)
 	})
-	t.Logf("namespace %s, with the Job almanac had started, deleted %s after the uninstall", ns, time.Since(start).Round(time.Second))
+	t.Logf("namespace %s, with the Job almanac had started and the autoscalers attached in a window, deleted %s after the uninstall", ns, time.Since(start).Round(time.Second))
 }
 
 // leftovers lists almanac's cluster-scoped objects, and every object in the release

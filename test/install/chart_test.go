@@ -1038,9 +1038,11 @@ func podSecurity(t *testing.T, c client.Client, objs []rendered) {
 	}
 }
 
-// completeHookJobs stands in for the Job controller (envtest runs none): it marks the
-// chart's hook Job as succeeded, as the Job controller would after `almanac check` passed.
-func completeHookJobs(ctx context.Context, c client.Client, namespace string) {
+// completeHookJobs stands in for the Job controller (envtest runs none): it runs each of the
+// chart's hook Jobs with run (nil: each succeeds, as `almanac check` would once it passed) and
+// marks it succeeded or failed by what run returned, as the Job controller would; Helm waits
+// for that.
+func completeHookJobs(ctx context.Context, t *testing.T, c client.Client, namespace string, run func(*batchv1.Job) (string, error)) {
 	for ctx.Err() == nil {
 		jobs := &batchv1.JobList{}
 		if err := c.List(ctx, jobs, client.InNamespace(namespace)); err == nil {
@@ -1049,13 +1051,27 @@ func completeHookJobs(ctx context.Context, c client.Client, namespace string) {
 				if len(j.Status.Conditions) > 0 {
 					continue
 				}
+				var err error
+				if run != nil {
+					var out string
+					out, err = run(j)
+					t.Logf("hook Job %s (error %v):\n%s", j.Name, err, out)
+				}
 				now := metav1.Now()
 				j.Status.StartTime = &now
-				j.Status.CompletionTime = &now
-				j.Status.Succeeded = 1
-				j.Status.Conditions = []batchv1.JobCondition{
-					{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-					{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+				if err != nil {
+					j.Status.Failed = 1
+					j.Status.Conditions = []batchv1.JobCondition{
+						{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastProbeTime: now, LastTransitionTime: now},
+						{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonBackoffLimitExceeded, LastProbeTime: now, LastTransitionTime: now},
+					}
+				} else {
+					j.Status.CompletionTime = &now
+					j.Status.Succeeded = 1
+					j.Status.Conditions = []batchv1.JobCondition{
+						{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+						{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+					}
 				}
 				_ = c.Status().Update(ctx, j)
 			}
@@ -1068,12 +1084,18 @@ func completeHookJobs(ctx context.Context, c client.Client, namespace string) {
 // server, checks that every object exists, runs the certificate code with exactly the
 // chart's ServiceAccount permissions (it writes the CA and the bundle and becomes ready),
 // upgrades the release (the bundle and the CA survive: no fight with Helm), and uninstalls
-// it (no webhook configuration is left behind; the CRDs are kept).
+// it (no webhook configuration is left behind; the CRDs are kept). The uninstall's pre-delete
+// hook runs for real (the almanac binary as the hook's ServiceAccount) while almanac's webhooks
+// are in the path and nothing answers them, with autoscalers attached in a window and a Job
+// whose outcome is not recorded: the uninstall succeeds and leaves each target at its
+// baseline, owned by no almanac field manager, and nothing held (issue 38, item 1: the hook
+// failed on the release finalizer's removal, and Helm aborted with almanac at 0 replicas).
 func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	cfg, c, kubeconfig := chartEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go completeHookJobs(ctx, c, releaseNS)
+	bin := buildAlmanac(t)
+	go completeHookJobs(ctx, t, c, releaseNS, func(j *batchv1.Job) (string, error) { return runReleaseHook(bin, kubeconfig, j) })
 
 	if out, err := runHelm(t, kubeconfig, "install", release, "charts/almanac", "--namespace", releaseNS, "--create-namespace", "--timeout", "2m"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -1160,11 +1182,14 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Error("helm upgrade changed the CA Secret's data")
 	}
 
-	webhooksDown(t, c, mutating, validating)
+	attached := newAttachedInWindow(t, c, "uninstall-attached")
+	webhooksDown(t, c, mutating, validating, attached.objects()...)
+	attached.hold(t, c)
 
 	if out, err := runHelm(t, kubeconfig, "uninstall", release, "--namespace", releaseNS, "--timeout", "2m"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	attached.check(t, c)
 	eventually(t, 30*time.Second, "webhook configurations removed", func() error {
 		ms := &admissionregistrationv1.MutatingWebhookConfigurationList{}
 		vs := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
@@ -1282,8 +1307,9 @@ func runChartManager(t *testing.T, cfg *rest.Config) func() {
 // API server cannot even resolve the webhook Service): almanac's own objects are refused
 // (failurePolicy Fail), but nothing outside almanac's groups is, and an object being
 // deleted can still lose its finalizer, so a namespace deletion never hangs on almanac.
-// The two ScheduledJobs are created while the webhook configurations are briefly removed.
-func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistrationv1.MutatingWebhookConfiguration, validating *admissionregistrationv1.ValidatingWebhookConfiguration) {
+// The two ScheduledJobs, and more, are created while the webhook configurations are briefly
+// removed.
+func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistrationv1.MutatingWebhookConfiguration, validating *admissionregistrationv1.ValidatingWebhookConfiguration, more ...client.Object) {
 	t.Helper()
 	ctx := context.Background()
 	if err := c.Delete(ctx, mutating.DeepCopy()); err != nil {
@@ -1297,7 +1323,7 @@ func webhooksDown(t *testing.T, c client.Client, mutating *admissionregistration
 	other.GenerateName, other.Name = "", "other"
 	// The API server's view of the webhook configurations lags their deletion briefly.
 	eventually(t, 30*time.Second, "objects created while the webhooks are gone", func() error {
-		for _, o := range []*batchv1alpha1.ScheduledJob{held, other} {
+		for _, o := range append([]client.Object{held, other}, more...) {
 			if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 				return err
 			}

@@ -4,25 +4,25 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
-	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/commands/check"
 	releasecmd "github.com/almanac-dev/almanac/commands/release"
 )
 
@@ -176,147 +176,138 @@ func TestRelease(t *testing.T) {
 // ScheduledPodAutoscaler as the reconciler does when one is deleted (an HPA raised in a window
 // goes back to the baseline, a Deployment's scale to the baseline minReplicas; almanac's
 // managedFields entries go, the fields stay), then removes autoscaling.almanac.dev/release-target,
-// so that deleting the autoscaler completes; a second run changes nothing.
+// so that deleting the autoscaler completes; a second run changes nothing. almanac's webhooks
+// are in the path and nothing answers them, as when the chart's hook has stopped the manager:
+// the finalizer's removal does not need them (issue 38, item 1: it failed, and `helm
+// uninstall` aborted with almanac at 0 replicas).
 func TestReleaseAutoscalers(t *testing.T) {
 	ctx := context.Background()
 	c := env.Client
-	const ns = "release-spa"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	// An HPA that another manager (Helm, say) created, raised by almanac in a window.
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			MinReplicas:    ptr.To[int32](2),
-			MaxReplicas:    5,
-		},
-	}
-	if err := c.Create(ctx, hpa, client.FieldOwner("helm")); err != nil {
-		t.Fatal(err)
-	}
-	hpaRef := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "web"}
-	raised := autoscalingv1alpha1.BoundsApply(hpaRef, ns, string(hpa.UID), 6, 10)
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(raised), client.FieldOwner(index.FieldManager), client.ForceOwnership); err != nil {
-		t.Fatal(err)
-	}
-	// A Deployment without an HPA, scaled to 0 by almanac in a window.
-	labels := map[string]string{"app": "batch"}
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "batch"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-			},
-		},
-	}
-	if err := c.Create(ctx, dep, client.FieldOwner("kubectl")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SubResource("scale").Patch(ctx, dep.DeepCopy(), client.RawPatch(types.MergePatchType, autoscalingv1alpha1.ScalePatch(0)), client.FieldOwner(index.FieldManager)); err != nil {
-		t.Fatal(err)
-	}
-	depRef := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "batch"}
-
-	spa := func(name string, ref autoscalingv1alpha1.TargetReference, minReplicas int32, maxReplicas *int32) *autoscalingv1alpha1.ScheduledPodAutoscaler {
-		s := &autoscalingv1alpha1.ScheduledPodAutoscaler{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Finalizers: []string{autoscalingv1alpha1.ReleaseFinalizer}},
-			Spec:       autoscalingv1alpha1.ScheduledPodAutoscalerSpec{TargetRef: &ref, MinReplicas: &minReplicas, MaxReplicas: maxReplicas},
-		}
-		if err := c.Create(ctx, s); err != nil {
+	a := newAttachedInWindow(t, c, "release-spa")
+	for _, o := range a.objects() {
+		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		s.Status.Target = &ref
-		if err := c.Status().Update(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		return s
 	}
-	web := spa("web", hpaRef, 3, ptr.To[int32](5))
-	batch := spa("batch", depRef, 2, nil)
+	a.hold(t, c)
 	t.Cleanup(func() {
-		for _, s := range []*autoscalingv1alpha1.ScheduledPodAutoscaler{web, batch} {
-			latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-			if c.Get(ctx, client.ObjectKeyFromObject(s), latest) == nil {
-				latest.Finalizers = nil
-				_ = c.Update(ctx, latest)
-			}
+		for _, o := range append(a.objects(), a.job) {
+			_ = c.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
 		}
 	})
-
-	// What the reconciler left in the window: almanac owns the fields it wrote.
-	before := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(hpa), before); err != nil || ptr.Deref(before.Spec.MinReplicas, -1) != 6 ||
-		!slices.ContainsFunc(before.ManagedFields, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == index.FieldManager }) {
-		t.Fatalf("the HPA in the window: minReplicas %v, managedFields %+v (%v)", before.Spec.MinReplicas, before.ManagedFields, err)
+	// almanac's webhooks in the path, unanswered, as the hook leaves them once it has stopped
+	// the manager: removing the release finalizer must not need them (issue 38, item 1).
+	probe := check.ProbeObject(a.ns)
+	if err := c.Create(ctx, probe); err != nil {
+		t.Fatal(err)
 	}
+	unansweredWebhooks(t, "release-spa", probe)
 
 	var out bytes.Buffer
-	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{ns}, Timeout: 30 * time.Second}, &out); err != nil {
+	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{a.ns}, Timeout: 30 * time.Second}, &out); err != nil {
 		t.Fatalf("almanac release: %v\n%s", err, out.String())
 	}
 	t.Logf("%s", out.String())
 	if !strings.Contains(out.String(), "Released 2 ScheduledPodAutoscalers") {
 		t.Errorf("output:\n%s", out.String())
 	}
-
-	owners := func(entries []metav1.ManagedFieldsEntry) []string {
-		var m []string
-		for _, e := range entries {
-			m = append(m, e.Manager)
-		}
-		return m
-	}
-	gotHPA := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(hpa), gotHPA); err != nil {
-		t.Fatal(err)
-	}
-	if gotHPA.Spec.MinReplicas == nil || *gotHPA.Spec.MinReplicas != 3 || gotHPA.Spec.MaxReplicas != 5 {
-		t.Errorf("the HPA has minReplicas %v and maxReplicas %d, want the baseline 3 and 5", ptr.Deref(gotHPA.Spec.MinReplicas, -1), gotHPA.Spec.MaxReplicas)
-	}
-	if m := owners(gotHPA.ManagedFields); slices.Contains(m, index.FieldManager) {
-		t.Errorf("the HPA's managedFields still have almanac's entries: %v", m)
-	}
-	gotDep := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(dep), gotDep); err != nil {
-		t.Fatal(err)
-	}
-	if r := ptr.Deref(gotDep.Spec.Replicas, -1); r != 2 {
-		t.Errorf("the Deployment has replicas %d, want the baseline 2", r)
-	}
-	if m := owners(gotDep.ManagedFields); slices.Contains(m, index.FieldManager) {
-		t.Errorf("the Deployment's managedFields still have almanac's entries: %v", m)
-	}
-	for _, s := range []*autoscalingv1alpha1.ScheduledPodAutoscaler{web, batch} {
-		latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(s), latest); err != nil {
-			t.Fatal(err)
-		}
-		if len(latest.Finalizers) != 0 {
-			t.Errorf("ScheduledPodAutoscaler %s still has %v", s.Name, latest.Finalizers)
-		}
-	}
-	// Released, an autoscaler's deletion completes.
-	if err := c.Delete(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the deleted ScheduledPodAutoscaler gone", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &autoscalingv1alpha1.ScheduledPodAutoscaler{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%w)", err)
-		}
-		return nil
-	})
+	a.check(t, c)
 
 	// Again: nothing left to do.
 	out.Reset()
-	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{ns}, Timeout: 30 * time.Second}, &out); err != nil {
+	if err := releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{a.ns}, Timeout: 30 * time.Second}, &out); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "Released 0 ScheduledPodAutoscalers") {
 		t.Errorf("second run: output %q", out.String())
+	}
+}
+
+// TestReleaseThatFailsRestartsTheManager: when `almanac release --stop-manager` cannot release
+// everything (here an autoscaler attached to a StatefulSet, which its user may not read), it
+// exits 1 naming the autoscaler and the cause, and scales the manager's Deployment back to the
+// replicas it had, so that the uninstall that Helm stops on the hook's failure leaves almanac
+// working rather than installed with no replica (issue 38, item 1: no boundaries, no Jobs,
+// every write to almanac's kinds refused). The autoscaler keeps its finalizer.
+func TestReleaseThatFailsRestartsTheManager(t *testing.T) {
+	ctx := context.Background()
+	c := env.Client
+	const sys, ns, user = "release-fail-sys", "release-fail", "release-limited"
+	for _, n := range []string{sys, ns} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := map[string]string{"app": "almanac"}
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "almanac"}}},
+	}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: sys, Name: "almanac"},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	db := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+	}
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"}
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Finalizers: []string{autoscalingv1alpha1.ReleaseFinalizer}},
+		Spec:       autoscalingv1alpha1.ScheduledPodAutoscalerSpec{TargetRef: &ref, MinReplicas: ptr.To[int32](1)},
+	}
+	// What the release needs, but statefulsets.
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"list", "patch"}},
+		{APIGroups: []string{autoscalingv1alpha1.GroupVersion.Group}, Resources: []string{"scheduledpodautoscalers"}, Verbs: []string{"list", "patch"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, o := range []client.Object{dep, db, spa, role, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Patch(ctx, spa, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		_ = c.Delete(ctx, binding)
+		_ = c.Delete(ctx, role)
+	})
+	cfg, err := clientcmd.LoadFromFile(env.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = user
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	err = releasecmd.Run(ctx, releasecmd.Options{Kubeconfig: kubeconfig, Namespaces: []string{ns}, StopManager: sys + "/almanac", Timeout: 30 * time.Second}, &out)
+	t.Logf("almanac release (error %v):\n%s", err, out.String())
+	var re *releasecmd.Error
+	if !errors.As(err, &re) || re.ExitCode() != 1 {
+		t.Fatalf("almanac release = %v, want exit 1", err)
+	}
+	for _, want := range []string{ns + "/db", "forbidden", "scaled back to 2 replicas"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q", want)
+		}
+	}
+	got := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(dep), got); err != nil || ptr.Deref(got.Spec.Replicas, -1) != 2 {
+		t.Errorf("after the failed release the manager's Deployment has replicas %d (%v), want 2 again", ptr.Deref(got.Spec.Replicas, -1), err)
+	}
+	latest := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(spa), latest); err != nil || !slices.Contains(latest.Finalizers, autoscalingv1alpha1.ReleaseFinalizer) {
+		t.Errorf("the autoscaler that could not be released has finalizers %v (%v), want the release finalizer kept", latest.Finalizers, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
 // chainOf creates EventJobs prefix<from> … prefix<to>, each triggering on the one before it;
@@ -110,5 +112,97 @@ func TestEventJobAddedUpstreamOfALongChain(t *testing.T) {
 	})
 	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "e101"}); len(got) != 0 {
 		t.Errorf("EventJob e101 started Job %s, 101 from the chain's start", got[0].Name)
+	}
+}
+
+// countingReader counts the reads of EventJobs through the reader around the cache, by name.
+type countingReader struct {
+	client.Reader
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*batchv1alpha1.EventJob); ok {
+		r.mu.Lock()
+		r.reads[key.Name]++
+		r.mu.Unlock()
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (r *countingReader) readsOf(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads[name]
+}
+
+// An EventJob below another ("below" triggers on "above") reads its chain of triggers around
+// the cache only before it starts a run: the status changes of its own Jobs (a burst of them
+// here, each a reconcile) read "above" from the cache only. Issue 38: every reconcile read the
+// whole chain around the cache (up to 100 GETs), its own Jobs' status changes included.
+func TestChainIsReadAroundTheCacheOnlyBeforeARun(t *testing.T) {
+	ns := namespace(t)
+	clk := newTestClock(t, time.Now())
+	counter := &countingReader{reads: map[string]int{}}
+	startManagerWith(t, ns, clk, nil, nil, base.WithAPIReader(func(r client.Reader) client.Reader {
+		counter.Reader = r
+		return counter
+	}))
+	ctx := context.Background()
+	cj := newCronJob(t, ns, "nightly")
+	for _, ej := range []*batchv1alpha1.EventJob{
+		newEJ(ns, "above", batchv1alpha1.TriggerKindCronJob, "nightly"),
+		newEJ(ns, "below", batchv1alpha1.TriggerKindEventJob, "above"),
+	} {
+		if err := env.Client.Create(ctx, ej); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three runs of "above" finish; "below" starts a Job for each, reading its chain around
+	// the cache before it does.
+	const runs = 3
+	var below []string
+	for i := range runs {
+		up := upstreamJob(t, ns, fmt.Sprintf("nightly-%d", i), cj, "CronJob")
+		finishJob(t, ns, up.Name, batchv1.JobComplete, time.Now())
+		aboveJob := batchv1alpha1.EventJobName("above", up.UID)
+		eventually(t, "above's Job", func() (bool, error) {
+			_, err := getJob(ns, aboveJob)
+			return err == nil, client.IgnoreNotFound(err)
+		})
+		a := finishJob(t, ns, aboveJob, batchv1.JobComplete, time.Now())
+		below = append(below, batchv1alpha1.EventJobName("below", a.UID))
+	}
+	eventually(t, "below's Jobs running, in its status", func() (bool, error) {
+		return len(getEJ(t, ns, "below").Status.Active) == runs, nil
+	})
+	if counter.readsOf("above") < runs {
+		t.Errorf("%d reads of EventJob above around the cache for %d runs, want one before each run at least", counter.readsOf("above"), runs)
+	}
+	clk.JumpTo(clk.Now())
+	readsBefore := counter.readsOf("above")
+
+	// A burst of status changes of below's own Jobs: each starts, then finishes.
+	for _, name := range below {
+		j, err := getJob(ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Status.StartTime = &metav1.Time{Time: time.Now()}
+		j.Status.Active, j.Status.Ready = 1, ptr.To[int32](1)
+		if err := env.Client.Status().Update(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		finishJob(t, ns, name, batchv1.JobComplete, time.Now())
+	}
+	// Fence: below's status records that every one of them finished, which takes its
+	// reconciles of their changes.
+	eventually(t, "below's Jobs finished, in its status", func() (bool, error) {
+		return len(getEJ(t, ns, "below").Status.Active) == 0, nil
+	})
+	clk.JumpTo(clk.Now())
+	if n := counter.readsOf("above") - readsBefore; n != 0 {
+		t.Errorf("%d reads of EventJob above around the cache across %d status changes of below's own Jobs, want none: no run started", n, 2*runs)
 	}
 }

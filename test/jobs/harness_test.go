@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,7 +44,7 @@ import (
 )
 
 func init() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(discard{}))) // a manager per test: keep the output readable
+	ctrl.SetLogger(zap.New(zap.WriteTo(logSink()))) // a manager per test: keep the output readable
 }
 
 type discard struct{}
@@ -458,8 +460,8 @@ func cacheOptions(ns string) cache.Options {
 }
 
 // startManagerWith is startManager that also calls onCreate (when not nil) for each object the
-// reconcilers create.
-func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object)) *manager {
+// reconcilers create, with the extra options of both reconcilers.
+func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCreate func(client.Object), extra ...base.Option) *manager {
 	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme.Scheme,
@@ -489,6 +491,7 @@ func startManagerWith(t testing.TB, ns string, clk *testClock, f *faults, onCrea
 	if onCreate != nil {
 		with = append(with, base.WithClient(func(c client.Client) client.Client { return createHook{c, onCreate} }))
 	}
+	with = append(with, extra...)
 	sj := scheduledjob.New(mgr, clk, with...)
 	ej := eventjob.New(mgr, clk, with...)
 	if err := sj.SetupWithManager(mgr); err != nil {
@@ -689,4 +692,11 @@ func eventReasons(t testing.TB, ns, name string) map[string]int {
 		}
 	}
 	return out
+}
+
+func logSink() io.Writer {
+	if os.Getenv("JOBS_LOG") != "" {
+		return os.Stderr
+	}
+	return discard{}
 }

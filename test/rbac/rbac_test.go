@@ -285,7 +285,8 @@ func TestAlmanacEditWithoutJobsIsRefused(t *testing.T) {
 		t.Errorf("amy: create a Schedule: %v", err)
 	}
 
-	// An object someone allowed wrote: amy may suspend it and label it, not change its Job.
+	// An object someone allowed wrote: amy may suspend it and label it, not change its Job,
+	// nor when it runs, nor resume it (batchv1alpha1.ScheduledJob.StartsJobs).
 	if err := create(env.Client, ns, scheduledJob("by-admin")); err != nil {
 		t.Fatal(err)
 	}
@@ -295,13 +296,21 @@ func TestAlmanacEditWithoutJobsIsRefused(t *testing.T) {
 	}
 	sj.Labels = map[string]string{"owner": "amy"}
 	sj.Spec.Suspend = true
-	sj.Spec.Schedule = "0 3 * * *"
 	if err := amy.Update(ctx, sj); err != nil {
-		t.Errorf("amy: update labels, suspend and schedule: %v", err)
+		t.Errorf("amy: update labels and suspend: %v", err)
 	}
-	sj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = "deployer"
-	err = amy.Update(ctx, sj)
-	refusedByPermissionCheck(t, err, "vscheduledjob.batch.almanac.dev", `scheduledjobs.batch.almanac.dev "by-admin" is forbidden: spec.jobTemplate: user "amy" may not create Jobs`)
+	refused := func(field string, change func(*batchv1alpha1.ScheduledJob)) {
+		t.Helper()
+		changed := sj.DeepCopy()
+		change(changed)
+		refusedByPermissionCheck(t, amy.Update(ctx, changed), "vscheduledjob.batch.almanac.dev",
+			`scheduledjobs.batch.almanac.dev "by-admin" is forbidden: `+field+`: user "amy" may not create Jobs`)
+	}
+	refused("spec.jobTemplate", func(o *batchv1alpha1.ScheduledJob) {
+		o.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = "deployer"
+	})
+	refused("spec.schedule", func(o *batchv1alpha1.ScheduledJob) { o.Spec.Schedule = "* * * * *" })
+	refused("spec.suspend", func(o *batchv1alpha1.ScheduledJob) { o.Spec.Suspend = false })
 
 	// With create on Jobs (and still nothing on HorizontalPodAutoscalers): Jobs yes, HPAs no.
 	allowJobs(t, ns)

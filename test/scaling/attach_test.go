@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -211,6 +213,54 @@ func TestAttachedTargetsFollowTheWindows(t *testing.T) {
 	}
 }
 
+// helmSetsMin writes minReplicas of HPA name as field manager "helm", as a Helm upgrade that
+// renders the field does.
+func helmSetsMin(t testing.TB, ns, name string, minReplicas int32) {
+	t.Helper()
+	hpa, err := getHPA(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(hpa.DeepCopy())
+	hpa.Spec.MinReplicas = ptr.To(minReplicas)
+	if err := env.Client.Patch(context.Background(), hpa, patch, client.FieldOwner("helm")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fightUntilConflict attaches autoscaler "api" (baseline 3-9) to an HPA that Helm created
+// (1-4), in a namespace of its own with a manager, and has Helm set minReplicas, and almanac
+// put it back, until the fight rule stops almanac: it returns the namespace and the autoscaler
+// with the Conflict condition True.
+func fightUntilConflict(t testing.TB) (string, *autoscalingv1alpha1.ScheduledPodAutoscaler) {
+	t.Helper()
+	ns := newNamespace(t)
+	clk := newOffsetClock(time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC))
+	ref := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "api"}
+	userHPA(t, ns, "api", 1, 4)
+	create(t, attached(ns, "api", ref, 3, ptr.To[int32](9)))
+	startManager(t, clk, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	for i := range autoscalingv1alpha1.MaxPutBacks {
+		helmSetsMin(t, ns, "api", int32(1+i%2))
+		eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	}
+	// One more: a fight.
+	helmSetsMin(t, ns, "api", 1)
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	eventually(t, 10*time.Second, func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "api"}, spa); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, `"helm"`) || !strings.Contains(c.Message, "spec.minReplicas") || !strings.Contains(c.Message, "ignoreDifferences") {
+			return fmt.Errorf("Conflict = %+v, want True naming helm, spec.minReplicas and ignoreDifferences", c)
+		}
+		return nil
+	})
+	return ns, spa
+}
+
 // TestAnotherManagersWriteIsPutBackUntilTheyFight: a Helm upgrade that sets an attached HPA's
 // minReplicas back is undone, with an event naming Helm; when it keeps happening almanac stops
 // and says so in the Conflict condition, and a change of the spec resumes.
@@ -287,6 +337,51 @@ func TestAnotherManagersWriteIsPutBackUntilTheyFight(t *testing.T) {
 	})
 }
 
+// TestResumeAfterAConflictStartsTheCountAgain: the Conflict condition asks the user to stop
+// the other manager and then change the autoscaler's spec to resume. A change that does not
+// move the bounds (here overlapPolicy) resumes too: almanac puts its value back once, the
+// condition goes, and the next write of the other manager is put back again rather than
+// stopping almanac at once (the put-backs before the resume are not counted). Issue 38, item 4:
+// the resume met the old put-backs and set Conflict again without writing the target.
+func TestResumeAfterAConflictStartsTheCountAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns, spa := fightUntilConflict(t)
+
+	// The user resumes with a change of the spec that leaves the bounds as they are.
+	patch := client.MergeFrom(spa.DeepCopy())
+	spa.Spec.OverlapPolicy = autoscalingv1alpha1.OverlapPolicyForbid
+	if err := env.Client.Patch(ctx, spa, patch); err != nil {
+		t.Fatal(err)
+	}
+	resumed := spa.Generation
+	// The reconcile of the new generation shows in status (the fence); then the condition must
+	// be gone and almanac's value back.
+	eventually(t, 10*time.Second, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), spa); err != nil {
+			return err
+		}
+		if spa.Status.ObservedGeneration != resumed {
+			return fmt.Errorf("observedGeneration %d, want %d", spa.Status.ObservedGeneration, resumed)
+		}
+		return nil
+	})
+	if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict); c != nil {
+		t.Fatalf("after the resume (generation %d) Conflict = %s %s: %s; want none, and almanac's value put back", resumed, c.Status, c.Reason, c.Message)
+	}
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+
+	// The count starts again: the next write of Helm is put back.
+	helmSetsMin(t, ns, "api", 2)
+	eventually(t, 10*time.Second, hasBounds(ns, "api", 3, 9))
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(spa), spa); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(spa.Status.Conditions, autoscalingv1alpha1.ConditionConflict); c != nil {
+		t.Errorf("after one more write of Helm, Conflict = %+v, want none (one put-back since the resume)", c)
+	}
+}
+
 // TestLettingGoLeavesTheBaseline: retargeting an autoscaler, and deleting it, leave each
 // target at the baseline, with its bounds still set (minReplicas not removed) and owned by no
 // almanac field manager, also while a window is open.
@@ -349,5 +444,147 @@ func TestLettingGoLeavesTheBaseline(t *testing.T) {
 	hpa, err := getHPA(ns, "blue")
 	if err != nil || hpa.Spec.MinReplicas == nil {
 		t.Errorf("the old HPA lost minReplicas: %+v (err %v)", hpa.Spec, err)
+	}
+}
+
+// hiccupReader fails every read of the object named failing (none when empty) with 503, as an
+// API server that is restarting or overloaded answers, and counts those failures.
+type hiccupReader struct {
+	client.Reader
+	failing  atomic.Pointer[string]
+	failures atomic.Int64
+}
+
+func (r *hiccupReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if name := r.failing.Load(); name != nil && *name == key.Name {
+		r.failures.Add(1)
+		return apierrors.NewServiceUnavailable("the test's API server hiccup")
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// fail makes reads of name fail (name "": none) and returns the failures so far.
+func (r *hiccupReader) fail(name string) int64 {
+	r.failing.Store(&name)
+	return r.failures.Load()
+}
+
+// TestLetGoDuringAnAPIHiccupKeepsTheTarget: retargeting an attached autoscaler, and deleting
+// it, while its target cannot be read (503) lets go of nothing and says nothing was let go:
+// status.target and the release finalizer stay, the target keeps the window's bounds, and the
+// reconciler retries; once the target can be read, it is left at the baseline and owned by no
+// almanac field manager, and only then does status.target move on or the autoscaler go.
+// Issue 38, item 2: a let-go that could not read its target reported success, and left it at
+// the scheduled peak, owned by almanac for good.
+func TestLetGoDuringAnAPIHiccupKeepsTheTarget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	open := time.Date(2030, 1, 7, 10, 0, 0, 0, time.UTC)
+	clk := newOffsetClock(open.Add(30 * time.Second)) // inside the window
+	blue := autoscalingv1alpha1.TargetReference{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Name: "blue"}
+	green := autoscalingv1alpha1.TargetReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "green"}
+	userHPA(t, ns, "blue", 1, 4)
+	userDeployment(t, ns, "green", 1)
+	create(t, attached(ns, "web", blue, 2, ptr.To[int32](6)), oneShot(ns, "launch", "web", open, open.Add(time.Hour), 5, 8))
+	reader := &hiccupReader{}
+	startManagerOpts(t, clk, managerOpts{wrapReader: func(r client.Reader) client.Reader { reader.Reader = r; return reader }}, ns)
+	eventually(t, 10*time.Second, hasBounds(ns, "blue", 5, 8))
+
+	spa := &autoscalingv1alpha1.ScheduledPodAutoscaler{}
+	get := func() error { return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, spa) }
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
+	stillAlmanacs := func(ref autoscalingv1alpha1.TargetReference, minPath []string, minWant int64, maxPath []string, maxWant int64) {
+		t.Helper()
+		if err := targetHas(ns, ref, minPath, minWant, maxPath, maxWant)(); err != nil {
+			t.Errorf("during the hiccup: %v, want the window's value kept", err)
+		}
+		if entries, err := almanacManages(ns, ref); err != nil || len(entries) == 0 {
+			t.Errorf("during the hiccup almanac no longer manages %s (err %v), want it still held", ref, err)
+		}
+	}
+
+	// Retarget while blue cannot be read. The fence: the let-go was tried again (a retry comes
+	// only after the first attempt failed), or status.target moved on.
+	before := reader.fail("blue")
+	patch := client.MergeFrom(spa.DeepCopy())
+	spa.Spec.TargetRef = &green
+	spa.Spec.MaxReplicas = nil
+	if err := env.Client.Patch(ctx, spa, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if err := get(); err != nil {
+			return err
+		}
+		if n := reader.failures.Load() - before; n < 2 && (spa.Status.Target == nil || *spa.Status.Target == blue) {
+			return fmt.Errorf("%d failed reads of blue, status.target %v", n, spa.Status.Target)
+		}
+		return nil
+	})
+	if spa.Status.Target == nil || *spa.Status.Target != blue {
+		t.Errorf("during the hiccup status.target moved to %v: blue was never let go of", spa.Status.Target)
+	}
+	stillAlmanacs(blue, []string{"spec", "minReplicas"}, 5, []string{"spec", "maxReplicas"}, 8)
+
+	// The API server answers again: blue at the new baseline (minReplicas 2, its maximum kept),
+	// owned by no almanac field manager; green follows the window.
+	reader.fail("")
+	eventually(t, 10*time.Second, func() error {
+		if err := get(); err != nil {
+			return err
+		}
+		if spa.Status.Target == nil || *spa.Status.Target != green {
+			return fmt.Errorf("status.target %v, want green", spa.Status.Target)
+		}
+		if err := hasBounds(ns, "blue", 2, 8)(); err != nil {
+			return err
+		}
+		if entries, err := almanacManages(ns, blue); err != nil || len(entries) > 0 {
+			return fmt.Errorf("almanac still manages %v of blue (err %w)", entries, err)
+		}
+		return targetHas(ns, green, []string{"spec", "replicas"}, 5, nil, 0)()
+	})
+
+	// Delete while green cannot be read: the autoscaler stays, with its finalizer, until it
+	// can.
+	before = reader.fail("green")
+	if err := env.Client.Delete(ctx, spa); err != nil {
+		t.Fatal(err)
+	}
+	gone := false
+	eventually(t, 10*time.Second, func() error {
+		err := get()
+		if apierrors.IsNotFound(err) {
+			gone = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n := reader.failures.Load() - before; n < 2 {
+			return fmt.Errorf("%d failed reads of green", n)
+		}
+		return nil
+	})
+	if gone || !slices.Contains(spa.Finalizers, autoscalingv1alpha1.ReleaseFinalizer) {
+		t.Fatalf("deleted during the hiccup, the autoscaler is gone (%v) or lost its finalizer (%v): green was never let go of", gone, spa.Finalizers)
+	}
+	stillAlmanacs(green, []string{"spec", "replicas"}, 5, nil, 0)
+
+	reader.fail("")
+	eventually(t, 10*time.Second, func() error {
+		if err := get(); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the autoscaler is still there (%w)", err)
+		}
+		return nil
+	})
+	if err := targetHas(ns, green, []string{"spec", "replicas"}, 2, nil, 0)(); err != nil {
+		t.Errorf("after the delete: %v, want the baseline", err)
+	}
+	if entries, err := almanacManages(ns, green); err != nil || len(entries) > 0 {
+		t.Errorf("after the delete almanac still manages %+v of green (err %v)", entries, err)
 	}
 }

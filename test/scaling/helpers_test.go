@@ -92,6 +92,8 @@ func startManagerWith(t testing.TB, clk clock.WithDelayedExecution, wrap func(cl
 type managerOpts struct {
 	// wrap wraps the ScheduledPodAutoscaler reconciler's client (nil: not wrapped).
 	wrap func(client.Client) client.Client
+	// wrapReader wraps its reader around the cache (nil: not wrapped).
+	wrapReader func(client.Reader) client.Reader
 	// workers is the number of workers of each controller (0: the reconcilers' defaults).
 	workers int
 	// reconciles, when set, counts the reconciles of both controllers (the fences of
@@ -121,6 +123,9 @@ func startManagerOpts(t testing.TB, clk clock.WithDelayedExecution, o managerOpt
 	spaOpts := common
 	if o.wrap != nil {
 		spaOpts = append(slices.Clone(common), base.WithClient(o.wrap))
+	}
+	if o.wrapReader != nil {
+		spaOpts = append(spaOpts, base.WithAPIReader(o.wrapReader))
 	}
 	if err := scheduledpodautoscaler.New(mgr, clk, spaOpts...).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

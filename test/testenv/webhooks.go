@@ -13,10 +13,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/almanac-dev/almanac/api/admission/match"
 )
 
 // InstallWebhookConfigurations installs config/webhook's configurations as the chart does
-// (both named name, failurePolicy Fail, 5s, objects being deleted skipped, no caBundle: the
+// (both named name, failurePolicy Fail, 5s, match.Conditions, no caBundle: the
 // manager writes it), but calling the local webhook server https://localhost:port by URL,
 // since there is no Service. It returns the number of webhooks.
 func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, name string, port int) (int, error) {
@@ -27,7 +29,6 @@ func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, na
 	if err != nil {
 		return 0, err
 	}
-	skip := admissionregistrationv1.MatchCondition{Name: "skip-objects-being-deleted", Expression: "object == null || !has(object.metadata.deletionTimestamp)"}
 	cc := func(old admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.WebhookClientConfig {
 		path := ""
 		if old.Service != nil && old.Service.Path != nil {
@@ -52,7 +53,7 @@ func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, na
 				w := &m.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
 				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, skip)
+				w.MatchConditions = append(w.MatchConditions, match.Conditions...)
 			}
 			n += len(m.Webhooks)
 			if err := c.Create(ctx, m); err != nil {
@@ -68,7 +69,7 @@ func InstallWebhookConfigurations(ctx context.Context, c client.Client, root, na
 				w := &v.Webhooks[i]
 				w.ClientConfig = cc(w.ClientConfig)
 				w.FailurePolicy, w.TimeoutSeconds = ptr.To(admissionregistrationv1.Fail), ptr.To[int32](5)
-				w.MatchConditions = append(w.MatchConditions, skip)
+				w.MatchConditions = append(w.MatchConditions, match.Conditions...)
 			}
 			n += len(v.Webhooks)
 			if err := c.Create(ctx, v); err != nil {

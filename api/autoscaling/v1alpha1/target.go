@@ -77,6 +77,20 @@ func (spa *ScheduledPodAutoscaler) Attached() bool {
 	return spa.Spec.TargetRef != nil
 }
 
+// TargetsHeld are the targets an attached autoscaler may own fields of, each once:
+// status.target (what it applied last) and spec.targetRef. Letting go of the autoscaler (its
+// deletion, almanac release) lets go of each.
+func (spa *ScheduledPodAutoscaler) TargetsHeld() []TargetReference {
+	var out []TargetReference
+	if t := spa.Status.Target; t != nil {
+		out = append(out, *t)
+	}
+	if t := spa.Spec.TargetRef; t != nil && (len(out) == 0 || out[0] != *t) {
+		out = append(out, *t)
+	}
+	return out
+}
+
 // OverrideLabel marks a Schedule created by `almanac override`: a OneShot window that the
 // Schedule reconciler deletes once it has ended. Its value is "true".
 const OverrideLabel = "autoscaling.almanac.dev/override"

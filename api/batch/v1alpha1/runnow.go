@@ -17,7 +17,9 @@ import (
 // records the token once handled), under spec.concurrencyPolicy (Forbid with a Job running
 // refuses it, recorded as refused; Replace deletes the running Jobs first). Setting it is a
 // request to create a Job: the webhooks' permission check asks whether its writer may create
-// Jobs in the namespace. `almanac run` sets a fresh token and waits for the record.
+// Jobs in the namespace, as for every other write that starts a Job (ScheduledJob.StartsJobs,
+// startsjobs.go: the one rule of which writes those are). `almanac run` sets a fresh token and
+// waits for the record.
 const (
 	// AnnotationRunNow on a ScheduledJob asks for one run now; its value is the token.
 	AnnotationRunNow = "batch.almanac.dev/run-now"
