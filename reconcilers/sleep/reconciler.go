@@ -32,7 +32,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,7 +44,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
@@ -140,9 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		byCalendar := handler.EnqueueRequestsFromMapFunc(calendarUsers(mgr.GetClient(), kind))
 		b = b.Watches(&calendarv1alpha1.Calendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&calendarv1alpha1.ClusterCalendar{}, byCalendar, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-		c, err := r.Build(b, name, DefaultWorkers, reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			return r.reconcile(ctx, kind, req)
-		}))
+		c, err := r.Build(b, name, DefaultWorkers, r)
 		if err != nil {
 			return fmt.Errorf("failed to set up the %s controller: %w", kind, err)
 		}
@@ -184,11 +180,3 @@ type holder struct {
 
 // name is the holder's name in records.
 func (h *holder) name() string { return sleepv1alpha1.Holder(h.namespace, h.obj.GetName()) }
-
-// ignoreNotFound is client.IgnoreNotFound.
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
-}

@@ -20,10 +20,15 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/base"
 )
 
-// reconcile brings one sleep's workloads to what its windows call for now, writes its
+// Reconcile brings one sleep's workloads to what its windows call for now, writes its
 // status, and asks to be called again at its next boundary (or sooner, for the pace and the
-// tiers of a wake).
-func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Request) (ctrl.Result, error) {
+// tiers of a wake). A request without a namespace is a ClusterSleep's; one with a namespace,
+// a Sleep's (both controllers share the Reconciler).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	kind := sleepv1alpha1.KindSleep
+	if req.Namespace == "" {
+		kind = sleepv1alpha1.KindClusterSleep
+	}
 	h, err := r.load(ctx, kind, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -95,7 +100,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kind string, req ctrl.Reques
 	// an instant's other writes): the next reconcile's wake steps read it.
 	written, werr := r.WriteRecord(ctx, h.kind, h.obj, changed)
 	if written {
-		r.reported(h, next, d, outcomes)
+		r.reported(h, next, outcomes)
 	}
 	wake := base.RequeueAt(base.Sooner(st.Next, d.Next), r.Clock.Now())
 	switch {

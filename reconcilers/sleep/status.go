@@ -110,7 +110,7 @@ func nextStatus(h *holder, plan *sleeping.Plan, st sleeping.State, lead sleepv1a
 
 	notes = append(notes, d.Notes...)
 	for _, k := range rep.notServed {
-		notes = append(notes, "not served by the cluster, or without a scale subresource, so nothing of it sleeps: "+k)
+		notes = append(notes, "not served by the cluster, not readable by almanac, or without a scale subresource, so nothing of it sleeps: "+k)
 	}
 	switch {
 	case d.TimedOut && d.WakeDone:
@@ -118,7 +118,7 @@ func nextStatus(h *holder, plan *sleeping.Plan, st sleeping.State, lead sleepv1a
 	case d.TimedOut:
 		notes = append(notes, fmt.Sprintf("%s woke although these were not Ready after %s: %s", plan.TierName(d.Tier), plan.TierTimeout, strings.Join(d.Waiting, ", ")))
 	}
-	conditions.Set(&out.Conditions, readyCondition(h, plan, st, lead, out, d, outcomes, rep, notes), gen, now)
+	conditions.Set(&out.Conditions, readyCondition(plan, st, lead, out, d, outcomes, rep, notes), gen, now)
 	if len(contested) > 0 {
 		conditions.Set(&out.Conditions, contestedCondition(contested[0], int(counts.Contested)), gen, now)
 	} else {
@@ -169,7 +169,7 @@ func timeOrNil(t time.Time) *metav1.Time {
 }
 
 // readyCondition says what the sleep did, or why it cannot.
-func readyCondition(h *holder, plan *sleeping.Plan, st sleeping.State, lead sleepv1alpha1.LeadStatus, status sleepv1alpha1.SleepStatus, d sleeping.Decision,
+func readyCondition(plan *sleeping.Plan, st sleeping.State, lead sleepv1alpha1.LeadStatus, status sleepv1alpha1.SleepStatus, d sleeping.Decision,
 	outcomes []outcome, rep report, notes []string) metav1.Condition {
 	c := metav1.Condition{Type: sleepv1alpha1.ConditionReady, Status: metav1.ConditionTrue}
 	if failed := firstFailure(outcomes); failed != nil && base.Refused(failed) {
@@ -250,7 +250,7 @@ func contestedCondition(first sleepv1alpha1.ContestedWorkload, n int) metav1.Con
 
 // reported records the events and metrics of a status that was written: what changed between
 // the status read and this one, and the put-backs of this reconcile.
-func (r *Reconciler) reported(h *holder, next sleepv1alpha1.SleepStatus, d sleeping.Decision, outcomes []outcome) {
+func (r *Reconciler) reported(h *holder, next sleepv1alpha1.SleepStatus, outcomes []outcome) {
 	old := h.status
 	if old.Phase != next.Phase {
 		r.Recorder.Eventf(h.obj, nil, corev1.EventTypeNormal, EventPhase, string(next.Phase), "%s: %s", next.Phase, countsText(next.Workloads))

@@ -35,9 +35,6 @@ var (
 	scaledObjectGK = schema.GroupKind{Group: "keda.sh", Kind: "ScaledObject"}
 )
 
-// typedKinds are the kinds the reconciler watches from its start, typed.
-var typedKinds = []schema.GroupKind{deploymentGK, statefulSetGK, replicaSetGK, cronJobGK, scheduledJobGK, eventJobGK}
-
 // scope is where a sleep acts: one namespace, or the namespaces a ClusterSleep selects.
 type scope struct {
 	// namespace of a Sleep ("" for a ClusterSleep: every namespace in selected).
@@ -227,7 +224,8 @@ func (r *Reconciler) workloads(ctx context.Context, h *holder, plan *sleeping.Pl
 				return nil, nil, err
 			}
 			if !served {
-				notServed = append(notServed, fmt.Sprintf("%s (%s)", gvk.Kind, gvk.GroupVersion()))
+				notServed = append(notServed, fmt.Sprintf("%s (%s): grant almanac's manager get, list, watch and patch on it and patch on its scale subresource (docs/security.md)",
+					gvk.Kind, gvk.GroupVersion()))
 				continue
 			}
 			list := &unstructured.UnstructuredList{}
@@ -294,10 +292,11 @@ func requests(t *corev1.PodTemplateSpec) (cpu, mem int64) {
 }
 
 // watchKind makes sure that a kind the reconciler does not watch from its start (a
-// ScaledObject, a kind with a scale subresource) is watched, once, if the cluster serves it;
-// it reports whether it is served. Watched only once it is served: a kind that is not
-// starts no informer that fails forever.
-func (r *Reconciler) watchKind(_ context.Context, gk schema.GroupKind) (bool, error) {
+// ScaledObject, a kind with a scale subresource) is watched, once, if the cluster serves it and
+// the manager may list it; it reports whether it is watched. A kind that is not served, or that
+// the manager may not list (a kind with a scale subresource needs a role of its own: see
+// docs/security.md), starts no informer that would fail forever and hold up every reconcile.
+func (r *Reconciler) watchKind(ctx context.Context, gk schema.GroupKind) (bool, error) {
 	r.watchMu.Lock()
 	defer r.watchMu.Unlock()
 	if r.watched[gk] {
@@ -309,6 +308,14 @@ func (r *Reconciler) watchKind(_ context.Context, gk schema.GroupKind) (bool, er
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("failed to find the resource of %s: %w", gk, err)
+	}
+	probe := &unstructured.UnstructuredList{}
+	probe.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
+	if err := r.APIReader.List(ctx, probe, client.Limit(1)); err != nil {
+		if apierrors.IsForbidden(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("failed to list %s: %w", gk, err)
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(mapping.GroupVersionKind)

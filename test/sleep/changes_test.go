@@ -9,8 +9,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/almanac-dev/almanac/api/putback"
@@ -21,13 +22,16 @@ import (
 // or Flux apply what is in Git), under manager.
 func applyReplicas(t testing.TB, ns, name, manager string, n int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
+	d := deployment(ns, name, n, nil)
 	d.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	d.Namespace, d.Name = ns, name
-	d.Spec.Replicas = ptr.To(n)
-	d.Spec.Selector = deployment(ns, name, n, nil).Spec.Selector
-	d.Spec.Template = podTemplate(name)
-	if err := env.Client.Patch(bg, d, client.Apply, client.FieldOwner(manager), client.ForceOwnership); err != nil {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	if err := env.Client.Apply(bg, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(manager), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 }

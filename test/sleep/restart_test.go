@@ -56,7 +56,7 @@ func TestRecordSurvivesRestartAndReinstall(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		err := env.Client.Get(bg, types.NamespacedName{Namespace: ns, Name: "nights"}, &sleepv1alpha1.Sleep{})
 		if client.IgnoreNotFound(err) != nil || err == nil {
-			return fmt.Errorf("the Sleep is still there (%v)", err)
+			return fmt.Errorf("the Sleep is still there (%w)", err)
 		}
 		return nil
 	})

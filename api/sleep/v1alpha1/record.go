@@ -42,7 +42,10 @@ const (
 // sleep).
 const RecordVersion = 1
 
-// Record is what a workload was before it slept, and who holds it asleep.
+// Record is what a workload was before it slept, and who holds it asleep. It is not an API
+// object: it is the JSON of RecordAnnotation.
+//
+// +kubebuilder:object:generate=false
 type Record struct {
 	// Version of the format (RecordVersion).
 	Version int `json:"v"`
@@ -68,6 +71,8 @@ type Record struct {
 }
 
 // Contest is who keeps a workload awake against its sleep.
+//
+// +kubebuilder:object:generate=false
 type Contest struct {
 	// Manager is the other field manager ("" when managedFields did not say).
 	Manager string `json:"manager,omitempty"`
