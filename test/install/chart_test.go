@@ -748,10 +748,11 @@ func checkAggregatedRoles(t *testing.T, objs []rendered, tc renderCase) {
 		}
 		for _, crd := range check.CRDNames() {
 			resource, group, _ := strings.Cut(crd, ".")
-			// ClusterCalendars are cluster-scoped: namespace users read them (view, which edit
-			// and admin aggregate) and never write them. Calendars have no status.
-			clusterScoped := crd == "clustercalendars.almanac.dev"
-			hasStatus := group != calendarv1alpha1.GroupVersion.Group
+			// ClusterCalendars and ClusterSleeps are cluster-scoped: namespace users read them
+			// (view, which edit and admin aggregate) and never write them. Calendars have no
+			// status.
+			clusterScoped := crd == "clustercalendars.almanac.dev" || crd == "clustersleeps.almanac.dev"
+			hasStatus := group != calendarv1alpha1.GroupVersion.Group || strings.Contains(resource, "sleeps")
 			for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"} {
 				read := verb == "get" || verb == "list" || verb == "watch"
 				want := builtin != "view" || read

@@ -317,3 +317,6 @@ func toJSON(v any) string {
 func metaSelector(key, value string) metav1.LabelSelector {
 	return metav1.LabelSelector{MatchLabels: map[string]string{key: value}}
 }
+
+// metav1LabelSelector is metav1.LabelSelector, for the tests' helpers.
+type metav1LabelSelector = metav1.LabelSelector
