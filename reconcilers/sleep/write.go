@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,25 +73,25 @@ func firstFailure(outcomes []outcome) error {
 	return first
 }
 
-// object is the workload w as an object to patch.
-func object(w *sleeping.Workload) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(w.GVK)
-	u.SetNamespace(w.Namespace)
-	u.SetName(w.Name)
-	return u
-}
+// writer adapts the reconciler's client to sleeping.Writer.
+type writer struct{ c client.Client }
 
-var owner = client.FieldOwner(index.FieldManager)
+func (w writer) Patch(ctx context.Context, obj *unstructured.Unstructured, subresource string, pt types.PatchType, data []byte, opts metav1.PatchOptions) error {
+	po := client.PatchOptions{FieldManager: opts.FieldManager, Force: opts.Force}
+	if subresource == "" {
+		return w.c.Patch(ctx, obj, client.RawPatch(pt, data), &po)
+	}
+	return w.c.SubResource(subresource).Patch(ctx, obj, client.RawPatch(pt, data), &client.SubResourcePatchOptions{PatchOptions: po})
+}
 
 // run executes one step.
 func (r *Reconciler) run(ctx context.Context, h *holder, o *outcome, now time.Time) {
 	w, rec := o.step.W, o.step.Record
 	switch o.step.Action {
 	case sleeping.ActSleep:
-		o.err = r.sleep(ctx, w, rec)
+		o.err = sleeping.Sleep(ctx, writer{r.Client}, w, rec, index.FieldManager)
 	case sleeping.ActWake:
-		o.err = r.wake(ctx, w, rec)
+		o.err = sleeping.Wake(ctx, writer{r.Client}, w, rec, index.FieldManager)
 	case sleeping.ActResleep:
 		o.err = r.putBack(ctx, h, o, now)
 	}
@@ -111,59 +112,13 @@ func verb(a sleeping.Action) string {
 	return "put back to sleep"
 }
 
-// sleep records w and puts it to sleep: one patch, or, through a scale subresource, the
-// record first and then the replicas (a crash in between leaves a record of a workload still
-// awake, which the next reconcile puts to sleep without counting it as a put-back).
-func (r *Reconciler) sleep(ctx context.Context, w *sleeping.Workload, rec *sleepv1alpha1.Record) error {
-	u := object(w)
-	if w.Handling != sleepv1alpha1.HandleScale {
-		return r.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, sleeping.SleepPatch(w, rec)), owner)
-	}
-	if err := r.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, sleeping.RecordPatch(w, rec)), owner); err != nil {
-		return err
-	}
-	return r.Client.SubResource("scale").Patch(ctx, object(w), client.RawPatch(types.MergePatchType, sleeping.ScalePatch(0)), owner)
-}
-
-// wake puts back what rec recorded, removes it, and removes almanac's managedFields entries
-// of the workload (sleeping.DisownPatch), so that it owns no field of an awake workload.
-// Through a scale subresource the replicas go first and the record after them: a crash in
-// between leaves a record of a workload already awake, which the next reconcile wakes again.
-func (r *Reconciler) wake(ctx context.Context, w *sleeping.Workload, rec *sleepv1alpha1.Record) error {
-	u := object(w)
-	patchFor := w
-	if w.Handling == sleepv1alpha1.HandleScale {
-		if rec.Replicas != nil {
-			if err := r.Client.SubResource("scale").Patch(ctx, object(w), client.RawPatch(types.MergePatchType, sleeping.ScalePatch(*rec.Replicas)), owner); err != nil {
-				return err
-			}
-		}
-		unconditional := *w
-		unconditional.ResourceVersion = "" // the scale write changed it; the record is ours to remove
-		patchFor = &unconditional
-	}
-	if err := r.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, sleeping.WakePatch(patchFor, rec)), owner); err != nil {
-		return err
-	}
-	// The answer holds the workload's managedFields: almanac's entries are dropped, each
-	// tested first, so a concurrent change fails the patch rather than dropping another's.
-	if patch := sleeping.DisownPatch(u.GetManagedFields(), index.FieldManager); patch != nil {
-		if err := r.Client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
-			// Invalid: a test failed (someone wrote meanwhile); the entries stay until the
-			// workload's next sleep and wake. Its values are right either way.
-			return fmt.Errorf("failed to remove almanac's field ownership: %w", err)
-		}
-	}
-	return nil
-}
-
 // putBack handles a held workload that someone woke: it reads the workload around the cache
 // (who changed it is in managedFields, which the cache does not keep), and asks
 // sleeping.PutBack whether to put it back to sleep (recording the new wish) or to stop and
 // record the contest.
 func (r *Reconciler) putBack(ctx context.Context, h *holder, o *outcome, now time.Time) error {
 	w, rec := o.step.W, o.step.Record
-	u := object(w)
+	u := sleeping.Object(w)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 		return err
 	}
@@ -187,7 +142,7 @@ func (r *Reconciler) putBack(ctx context.Context, h *holder, o *outcome, now tim
 	next, resleep := sleeping.PutBack(current, &fresh, o.changedBy, h.obj.GetGeneration(), now)
 	if !resleep {
 		o.contested = next.Contested
-		return r.Client.Patch(ctx, object(w), client.RawPatch(types.MergePatchType, sleeping.RecordPatch(&fresh, next)), owner)
+		return sleeping.Record(ctx, writer{r.Client}, &fresh, next, index.FieldManager)
 	}
-	return r.sleep(ctx, &fresh, next)
+	return sleeping.Sleep(ctx, writer{r.Client}, &fresh, next, index.FieldManager)
 }

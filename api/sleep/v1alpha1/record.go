@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,20 @@ const (
 	// reconciler wakes every workload it holds, at once (no tiers, no pace).
 	Finalizer = "almanac.dev/wake"
 )
+
+// FinalizerRemoval returns the JSON patch that removes Finalizer from an object whose
+// finalizers are these (tested at its index, so that a concurrent change fails it rather than
+// removing another finalizer); false when it is not there. `almanac release` removes it once it
+// has woken everything, as the reconciler does once a sleep being deleted holds nothing.
+func FinalizerRemoval(finalizers []string) ([]byte, bool) {
+	i := slices.Index(finalizers, Finalizer)
+	if i < 0 {
+		return nil, false
+	}
+	p := fmt.Sprintf("/metadata/finalizers/%d", i)
+	raw, _ := json.Marshal([]map[string]string{{"op": "test", "path": p, "value": Finalizer}, {"op": "remove", "path": p}})
+	return raw, true
+}
 
 // KEDA's annotations on a ScaledObject (github.com/kedacore/keda/v2/apis/keda/v1alpha1):
 // paused-replicas scales the workload to that count and pauses autoscaling until it is
