@@ -192,12 +192,16 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Released %d ScheduledPodAutoscalers (left their targets at the baseline, owned by no almanac field manager; removed the finalizer %s)%s\n",
 		len(spaReleased), autoscalingv1alpha1.ReleaseFinalizer, listed(spaReleased))
-	woken, wakeFailed, err := wakeSleeping(ctx, c, namespaces)
+	woken, left, wakeFailed, err := wakeSleeping(ctx, c, namespaces)
 	if err != nil {
 		return failed(failures(jobsFailed, spaFailed) + err.Error())
 	}
 	fmt.Fprintf(out, "Woke %d workloads that sleeps held (put back what each recorded, owned by no almanac field manager; removed the finalizer %s from the sleeps)%s\n",
 		len(woken), sleepv1alpha1.Finalizer, listed(woken))
+	if len(left) > 0 {
+		fmt.Fprintf(out, "Left %d ScheduledJobs and EventJobs suspended by sleeps, with their record: almanac's webhooks are stopped, and without almanac they start no Job; "+
+			"the sleeps that hold them wake them if almanac is installed again (docs/sleep.md)%s\n", len(left), listed(left))
+	}
 	if len(jobsFailed)+len(spaFailed)+len(wakeFailed) > 0 {
 		return failed(failures(jobsFailed, spaFailed) + wakeFailures(wakeFailed) + "run almanac release again")
 	}
@@ -226,16 +230,13 @@ func wakeFailures(failed []string) string {
 // start no Job, suspended or not. Kept with almanac's CRDs (the chart's default), they wake
 // with the Sleep that holds it, which is kept too, once almanac is installed again; with the
 // CRDs, they go.
-func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (woken, failed []string, err error) {
+func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (woken, left, failed []string, err error) {
 	kinds, sleeps, clusterSleeps, err := sleepKinds(ctx, c, namespaces)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, ns := range namespaces {
 		for _, gvk := range kinds {
-			if gvk.Group == batchv1alpha1.GroupVersion.Group {
-				continue // almanac's own kinds: see above
-			}
 			opts := []client.ListOption{client.Limit(pageSize)}
 			if ns != "" {
 				opts = append(opts, client.InNamespace(ns))
@@ -261,6 +262,10 @@ func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (wo
 						failed = append(failed, fmt.Sprintf("%s: %v", name, err))
 						continue
 					}
+					if gvk.Group == batchv1alpha1.GroupVersion.Group {
+						left = append(left, name) // almanac's own kinds: see above
+						continue
+					}
 					w := sleeping.FromObject(item, gvk)
 					if err := sleeping.Wake(ctx, targets{c}, &w, rec, index.FieldManager); err != nil {
 						failed = append(failed, fmt.Sprintf("%s: %v", name, err))
@@ -275,7 +280,7 @@ func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (wo
 		}
 	}
 	if len(failed) > 0 {
-		return woken, failed, nil // the sleeps keep their finalizers until everything woke
+		return woken, left, failed, nil // the sleeps keep their finalizers until everything woke
 	}
 	for _, obj := range append(sleeps, clusterSleeps...) {
 		patch, ok := sleepv1alpha1.FinalizerRemoval(obj.GetFinalizers())
@@ -286,7 +291,7 @@ func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (wo
 			failed = append(failed, fmt.Sprintf("%s: failed to remove the finalizer: %v", client.ObjectKeyFromObject(obj), err))
 		}
 	}
-	return woken, failed, nil
+	return woken, left, failed, nil
 }
 
 // sleepKinds returns the kinds to wake (the default kinds, and every other kind a sleep names)

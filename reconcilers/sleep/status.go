@@ -243,9 +243,9 @@ func contestedCondition(first sleepv1alpha1.ContestedWorkload, n int) metav1.Con
 	return metav1.Condition{Type: sleepv1alpha1.ConditionContested, Status: metav1.ConditionTrue, Reason: sleepv1alpha1.ReasonFieldManagerConflict,
 		Message: fmt.Sprintf("%s keeps putting back %s of %s %s/%s during its sleep (more than %d times within %s)%s, and almanac has stopped putting it to sleep: "+
 			"stop that manager from writing the field while almanac owns it (Argo CD: ignoreDifferences with managedFieldsManagers: [almanac], or jsonPointers: [%s]; "+
-			"Flux: drop the field from the manifest, or the kustomize.toolkit.fluxcd.io/ssa: IfNotPresent annotation; see docs/gitops.md#sleep). "+
+			"Flux: driftIgnoreRules of the Kustomization, or driftDetection.ignore of the HelmRelease, with paths: [%s]; see docs/gitops.md#sleep). "+
 			"almanac tries again when this sleep's spec changes or its next sleep starts",
-			who, first.Field, first.Kind, first.Namespace, first.Name, putback.Max, putback.Window, more, pointer)}
+			who, first.Field, first.Kind, first.Namespace, first.Name, putback.Max, putback.Window, more, pointer, pointer)}
 }
 
 // reported records the events and metrics of a status that was written: what changed between

@@ -40,7 +40,7 @@ func TestReleaseWakesWhatSleeps(t *testing.T) {
 	if err := releasecmd.Run(bg, releasecmd.Options{Kubeconfig: env.KubeconfigPath, Namespaces: []string{ns}, Timeout: time.Minute}, &out); err != nil {
 		t.Fatalf("almanac release: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "Woke 10 workloads") {
+	if !strings.Contains(out.String(), "Woke 10 workloads") || !strings.Contains(out.String(), "Left 2 ScheduledJobs and EventJobs") {
 		t.Errorf("almanac release said:\n%s", out.String())
 	}
 	after := z.state(t)
