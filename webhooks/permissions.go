@@ -360,14 +360,14 @@ func (p *permissionCheck) resolve(d *Delegated, name string, r apiadmission.Rule
 	switch {
 	case meta.IsNoMatchError(err):
 		gv := schema.GroupVersion{Group: d.Group, Version: d.Version}
-		kindPath := d.KindPath
-		if kindPath == nil {
-			kindPath = targetRefPath.Child("kind")
+		kindPath, fix := targetRefPath.Child("kind"), "spec.targetRef.apiVersion and kind"
+		if d.KindPath != nil {
+			kindPath, fix = d.KindPath, d.KindPath.String()+" and the apiVersion beside it"
 		}
 		status := apierrors.NewInvalid(r.GroupVersionKind().GroupKind(), name, field.ErrorList{field.Invalid(kindPath, d.Kind, fmt.Sprintf(
 			"kind %s has no resource on this cluster (the API server serves no %s in %s), so almanac cannot tell what it would patch, nor check that you may: "+
-				"install the kind's CustomResourceDefinition first, or correct %s and the apiVersion beside it (kubectl api-resources lists what the cluster serves)",
-			d.Kind, d.Kind, gv, kindPath))}).ErrStatus
+				"install the kind's CustomResourceDefinition first, or correct %s (kubectl api-resources lists what the cluster serves)",
+			d.Kind, d.Kind, gv, fix))}).ErrStatus
 		return &status
 	case err != nil:
 		return &apierrors.NewInternalError(fmt.Errorf("almanac could not find the resource of kind %s %s: %w", gk, d.Version, err)).ErrStatus
