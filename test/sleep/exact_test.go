@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,7 +57,12 @@ func newZoo(t *testing.T, ns string) *zoo {
 		Spec: batchv1alpha1.EventJobSpec{Trigger: batchv1alpha1.Trigger{Kind: batchv1alpha1.TriggerKindCronJob, Name: "report"}, JobPolicy: batchv1alpha1.JobPolicy{JobTemplate: jobTemplate}}}
 	z.queueSO = scaledObject(ns, "queue", "queue", nil)
 	z.pausedSO = scaledObject(ns, "held", "other", map[string]string{sleepv1alpha1.KEDAPausedReplicasAnnotation: "4"})
-	create(t, z.web, z.api, z.queue, z.pinned, z.zero, z.db, z.rs, z.report, z.paused, z.nightly, z.follow, z.queueSO, z.pausedSO)
+	// api runs under an HPA: it goes to 0 like the rest (an HPA does not act on a workload
+	// at 0), and the HPA is not touched.
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
+			MinReplicas: ptr.To(int32(2)), MaxReplicas: 6}}
+	create(t, z.web, z.api, z.queue, z.pinned, z.zero, z.db, z.rs, z.report, z.paused, z.nightly, z.follow, z.queueSO, z.pausedSO, hpa)
 	// A ReplicaSet that a Deployment controls is the Deployment's to scale.
 	z.owned = deployment(ns, "owner", 1, nil)
 	create(t, z.owned)
@@ -189,6 +195,9 @@ func TestSleepAndWakeExactly(t *testing.T) {
 	// ScaledObject held at 4 had its annotation.
 	if rec := record(t, get(t, "apps/v1/Deployment", ns, "web")); *rec.Replicas != 3 {
 		t.Errorf("web's record %+v", rec)
+	}
+	if u := get(t, "autoscaling/v2/HorizontalPodAutoscaler", ns, "api"); record(t, u) != nil || len(almanacEntries(u)) > 0 {
+		t.Errorf("the HPA of api was written: %v", u.GetAnnotations())
 	}
 	if rec := record(t, get(t, "batch/v1/CronJob", ns, "paused")); !*rec.Suspend {
 		t.Errorf("paused's record %+v", rec)

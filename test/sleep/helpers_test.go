@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -320,3 +321,5 @@ func metaSelector(key, value string) metav1.LabelSelector {
 
 // metav1LabelSelector is metav1.LabelSelector, for the tests' helpers.
 type metav1LabelSelector = metav1.LabelSelector
+
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
