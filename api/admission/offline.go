@@ -11,6 +11,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -204,6 +205,7 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 			obj.SetNamespace(DefaultNamespace)
 		}
 		lookup.exists[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+		lookup.labels[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = obj.GetLabels()
 		lookup.addHPA(obj)
 		if !isAlmanacGroup(gvk.Group) {
 			report.Skipped = append(report.Skipped, doc)
@@ -405,13 +407,15 @@ type inputLookup struct {
 	rejected map[inputKey]bool
 	// hpas has the HorizontalPodAutoscalers of the input (of any version), by key.
 	hpas map[inputKey]*autoscalingv2.HorizontalPodAutoscaler
+	// labels has the labels of every object of the input, by key.
+	labels map[inputKey]map[string]string
 	// calendarMissed is set when a calendar was looked up that the input does not hold.
 	calendarMissed bool
 }
 
 func newInputLookup() *inputLookup {
 	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]Object{}, admitted: map[inputKey]Object{}, rejected: map[inputKey]bool{},
-		hpas: map[inputKey]*autoscalingv2.HorizontalPodAutoscaler{}}
+		hpas: map[inputKey]*autoscalingv2.HorizontalPodAutoscaler{}, labels: map[inputKey]map[string]string{}}
 }
 
 var hpaGroupKind = schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
@@ -514,6 +518,17 @@ func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, nam
 		return l.admitted[key] != nil || (l.all[key] != nil && !l.rejected[key]), nil
 	}
 	return l.exists[key], nil
+}
+
+// Selects looks in the input: the objects of a sleep's namespace that it puts to sleep are
+// those the input holds (they exist once everything is applied).
+func (l *inputLookup) Selects(_ context.Context, gvk schema.GroupVersionKind, namespace string, selector labels.Selector) (bool, error) {
+	for key, l := range l.labels {
+		if key.gk == gvk.GroupKind() && (namespace == "" || key.namespace == namespace) && selector.Matches(labels.Set(l)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (l *inputLookup) AttachedAutoscalers(_ context.Context, namespace, group, kind, name string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,10 +190,44 @@ func validateSleepSpec(ctx context.Context, namespace string, spec, old *sleepv1
 	}
 	checkKinds(v, spec.Kinds)
 	checkWake(v, &spec.Wake)
+	if env.Objects != nil && len(v.errs) == 0 && (old == nil || !reflect.DeepEqual(old.Selector, spec.Selector) || !reflect.DeepEqual(old.Kinds, spec.Kinds)) {
+		if err := warnSelectsNothing(ctx, v, namespace, spec, env.Objects); err != nil {
+			return nil, nil, err
+		}
+	}
 	if compiled == len(windows) && len(v.errs) == 0 && len(v.refused) == 0 {
 		checkWalk(ctx, v, namespace, spec, book, env.Now)
 	}
 	return v.result()
+}
+
+// warnSelectsNothing warns when no workload of the sleep's kinds (in its namespace; for a
+// ClusterSleep, in any) matches its selector now: a sleep that selects nothing is allowed (the
+// workloads may come later), and says so.
+func warnSelectsNothing(ctx context.Context, v *verdict, namespace string, spec *sleepv1alpha1.SleepSpec, objects Lookup) error {
+	sel, err := sleeping.Selector(spec.Selector)
+	if err != nil {
+		return nil // refused above
+	}
+	kinds := spec.Kinds
+	if len(kinds) == 0 {
+		kinds = sleepv1alpha1.DefaultKinds()
+	}
+	var names []string
+	for _, k := range kinds {
+		found, err := objects.Selects(ctx, k.GroupVersionKind(), namespace, sel)
+		if err != nil || found {
+			return err
+		}
+		names = append(names, k.Kind)
+	}
+	where := fmt.Sprintf("in namespace %q", namespace)
+	if namespace == "" {
+		where = "in any namespace"
+	}
+	v.warn(fmt.Sprintf("spec.selector: no %s %s matches it now: this sleep puts nothing to sleep until one does (correct spec.selector or spec.kinds if that is not what you meant)",
+		strings.Join(names, ", "), where))
+	return nil
 }
 
 // checkSelector refuses a label selector that does not parse, or has more than

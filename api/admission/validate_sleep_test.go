@@ -121,3 +121,34 @@ func TestSleepDefaults(t *testing.T) {
 		t.Errorf("lead stored as %v", spec["wake"])
 	}
 }
+
+// TestSleepSelectingNothingWarns: a selector that selects no workload of the sleep's kinds is
+// admitted with a warning (the workloads may come later); one that selects a workload of the
+// input is not warned about.
+func TestSleepSelectingNothingWarns(t *testing.T) {
+	now := time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)
+	sleep := "apiVersion: almanac.dev/v1alpha1\nkind: Sleep\nmetadata: {name: nights, namespace: dev}\n" +
+		"spec:\n  asleep: [{type: Daily, startTime: '20:00', endTime: '07:00'}]\n  selector: {matchLabels: {team: a}}\n"
+	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: dev, labels: {team: a}}\n" +
+		"spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: x}]}}}\n"
+	for _, tc := range []struct {
+		name string
+		docs []string
+		warn bool
+	}{
+		{"alone", []string{sleep}, true},
+		{"with a Deployment it selects", []string{deployment, sleep}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			report, err := Validate(context.Background(), sleepDocs(t, tc.docs...), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := report.Results[0]
+			warned := strings.Contains(strings.Join(r.Warnings, "\n"), "spec.selector: no Deployment, StatefulSet")
+			if !r.Allowed || warned != tc.warn {
+				t.Errorf("allowed %v, warnings %q; want a warning: %v", r.Allowed, r.Warnings, tc.warn)
+			}
+		})
+	}
+}
