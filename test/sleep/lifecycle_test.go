@@ -63,15 +63,13 @@ func TestSuspendAndDeleteWake(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		err := env.Client.Get(bg, types.NamespacedName{Namespace: ns, Name: "nights"}, &sleepv1alpha1.Sleep{})
 		if client.IgnoreNotFound(err) != nil || err == nil {
-			return fmt.Errorf("the Sleep is still there (%v)", err)
+			return fmt.Errorf("the Sleep is still there (%w)", err)
 		}
 		return nil
 	})
-	for _, name := range []string{"apps/v1/Deployment web", "apps/v1/StatefulSet db"} {
-		var gvk, n string
-		fmt.Sscan(name, &gvk, &n)
-		if rec := record(t, get(t, gvk, ns, n)); rec != nil {
-			t.Errorf("%s keeps its record", name)
+	for gvk, name := range map[string]string{"apps/v1/Deployment": "web", "apps/v1/StatefulSet": "db"} {
+		if rec := record(t, get(t, gvk, ns, name)); rec != nil {
+			t.Errorf("%s %s keeps its record", gvk, name)
 		}
 	}
 }
