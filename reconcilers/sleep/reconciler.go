@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -86,6 +87,8 @@ type Reconciler struct {
 	ctrls   map[string]controller.Controller
 	watchMu sync.Mutex
 	watched map[schema.GroupKind]bool
+	// unwatched are the kinds found not served or not readable, and when.
+	unwatched map[schema.GroupKind]time.Time
 }
 
 // New returns a Reconciler that uses mgr's clients and takes "now" from clk.
@@ -114,7 +117,7 @@ func New(mgr ctrl.Manager, clk clock.PassiveClock, opts ...base.Option) *Reconci
 // SetupWithManager registers the two controllers with mgr, whose cache must have the index
 // calendarv1alpha1.CalendarField of Sleeps and ClusterSleeps (api/index).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.cache, r.ctrls, r.watched = mgr.GetCache(), map[string]controller.Controller{}, map[schema.GroupKind]bool{}
+	r.cache, r.ctrls, r.watched, r.unwatched = mgr.GetCache(), map[string]controller.Controller{}, map[schema.GroupKind]bool{}, map[schema.GroupKind]time.Time{}
 	r.mapper = mgr.GetRESTMapper()
 	for _, kind := range []string{sleepv1alpha1.KindSleep, sleepv1alpha1.KindClusterSleep} {
 		var obj client.Object = &sleepv1alpha1.Sleep{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -302,9 +303,15 @@ func (r *Reconciler) watchKind(ctx context.Context, gk schema.GroupKind) (bool, 
 	if r.watched[gk] {
 		return true, nil
 	}
+	// A kind found unserved or unreadable is asked about again a minute later, not at every
+	// reconcile: a miss makes the RESTMapper ask the API server's discovery again.
+	if at, ok := r.unwatched[gk]; ok && r.Clock.Since(at) < time.Minute {
+		return false, nil
+	}
 	mapping, err := r.mapper.RESTMapping(gk)
 	switch {
 	case meta.IsNoMatchError(err):
+		r.unwatched[gk] = r.Clock.Now()
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("failed to find the resource of %s: %w", gk, err)
@@ -313,6 +320,7 @@ func (r *Reconciler) watchKind(ctx context.Context, gk schema.GroupKind) (bool, 
 	probe.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
 	if err := r.APIReader.List(ctx, probe, client.Limit(1)); err != nil {
 		if apierrors.IsForbidden(err) {
+			r.unwatched[gk] = r.Clock.Now()
 			return false, nil
 		}
 		return false, fmt.Errorf("failed to list %s: %w", gk, err)
