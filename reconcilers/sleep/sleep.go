@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if written {
 		r.reported(h, next, outcomes)
 	}
-	wake := base.RequeueAt(base.Sooner(st.Next, d.Next), r.Clock.Now())
+	wake := base.RequeueAt(base.Sooner(base.Sooner(st.Next, d.Next), sc.next), r.Clock.Now())
 	switch {
 	case werr != nil:
 		return base.Retry(ctx, werr, wake)

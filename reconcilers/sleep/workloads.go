@@ -41,6 +41,8 @@ type scope struct {
 	// namespace of a Sleep ("" for a ClusterSleep: every namespace in selected).
 	namespace string
 	selected  map[string]bool
+	// next is when a namespace's opt-out ends (zero: none ends).
+	next time.Time
 }
 
 func (s scope) in(namespace string) bool {
@@ -80,7 +82,10 @@ func (r *Reconciler) scopeOf(ctx context.Context, h *holder) (scope, error) {
 		if !slices.Contains(h.cluster.Namespaces, ns.Name) && !sel.Matches(labels.Set(ns.Labels)) {
 			continue
 		}
-		if awake, _, _ := sleepv1alpha1.StayAwake(ns.Annotations, now); awake {
+		if awake, until, _ := sleepv1alpha1.StayAwake(ns.Annotations, now); awake {
+			if !until.IsZero() && (out.next.IsZero() || until.Before(out.next)) {
+				out.next = until // then the namespace sleeps, if the sleep still holds
+			}
 			continue
 		}
 		out.selected[ns.Name] = true
