@@ -294,8 +294,16 @@ func sleepStatus(t testing.TB, ns, name string) sleepv1alpha1.SleepStatus {
 // equal to replicas, and observedGeneration.
 func setReady(t testing.TB, obj client.Object) {
 	t.Helper()
-	if err := env.Client.Get(bg, client.ObjectKeyFromObject(obj), obj); err != nil {
+	if err := trySetReady(obj); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// trySetReady is setReady that returns its error (a conflict with a concurrent write, say):
+// for goroutines other than the test's, which must not fail the test.
+func trySetReady(obj client.Object) error {
+	if err := env.Client.Get(bg, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return err
 	}
 	switch w := obj.(type) {
 	case *appsv1.Deployment:
@@ -305,9 +313,7 @@ func setReady(t testing.TB, obj client.Object) {
 	case *appsv1.ReplicaSet:
 		w.Status.Replicas, w.Status.ReadyReplicas, w.Status.ObservedGeneration = *w.Spec.Replicas, *w.Spec.Replicas, w.Generation
 	}
-	if err := env.Client.Status().Update(bg, obj); err != nil {
-		t.Fatal(err)
-	}
+	return env.Client.Status().Update(bg, obj)
 }
 
 func toJSON(v any) string {
