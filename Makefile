@@ -87,13 +87,13 @@ image-push: ## Build the image and push it to IMAGE_REPOSITORY:VERSION (set IMAG
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code and other Go sources.
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/autoscaling/... paths=./api/batch/... paths=./api/calendar/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/autoscaling/... paths=./api/batch/... paths=./api/calendar/... paths=./api/sleep/...
 	go generate ./api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations under config/.
 	rm -rf config/crd/bases config/rbac/role.yaml config/webhook/manifests.yaml
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/autoscaling/... paths=./api/batch/... paths=./api/calendar/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/autoscaling/... paths=./api/batch/... paths=./api/calendar/... paths=./api/sleep/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=almanac-manager paths=./... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./... output:webhook:artifacts:config=config/webhook
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,10 +20,12 @@ import (
 )
 
 // leaderKinds are the kinds that only the reconcilers read, and so only the leader caches:
-// a cluster may hold Jobs by the thousand, and HPAs of every team. The webhooks, which every
-// replica serves, read almanac's kinds and the CronJobs' metadata from the cache, and a
-// trigger Job's metadata with a GET.
-var leaderKinds = []client.Object{&batchv1.Job{}, &autoscalingv2.HorizontalPodAutoscaler{}}
+// a cluster may hold Jobs by the thousand, HPAs of every team, and the Deployments,
+// StatefulSets and ReplicaSets that sleeps put to sleep. The webhooks, which every replica
+// serves, read almanac's kinds and the CronJobs' metadata from the cache, and a trigger Job's
+// metadata with a GET.
+var leaderKinds = []client.Object{&batchv1.Job{}, &autoscalingv2.HorizontalPodAutoscaler{},
+	&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.ReplicaSet{}}
 
 // leaderCache is the manager's cache (manager.Options.NewCache): what it reads, watches and
 // indexes of leaderKinds goes to a second cache, which the manager starts only once this

@@ -59,6 +59,7 @@ import (
 	"github.com/almanac-dev/almanac/reconcilers/schedule"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledjob"
 	"github.com/almanac-dev/almanac/reconcilers/scheduledpodautoscaler"
+	"github.com/almanac-dev/almanac/reconcilers/sleep"
 	"github.com/almanac-dev/almanac/webhooks"
 )
 
@@ -171,7 +172,7 @@ type managerOptions struct {
 
 // workers is the number of workers of each controller.
 type workers struct {
-	scheduledPodAutoscaler, schedule, scheduledJob, eventJob int
+	scheduledPodAutoscaler, schedule, scheduledJob, eventJob, sleep int
 }
 
 func newManagerCommand() *cobra.Command {
@@ -207,6 +208,7 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&opts.workers.schedule, "schedule-workers", schedule.DefaultWorkers, "Schedules reconciled at once (their status writes follow the HPA writes of a boundary).")
 	f.IntVar(&opts.workers.scheduledJob, "scheduledjob-workers", scheduledjob.DefaultWorkers, "ScheduledJobs reconciled at once: Jobs that share a slot are created this many at a time.")
 	f.IntVar(&opts.workers.eventJob, "eventjob-workers", eventjob.DefaultWorkers, "EventJobs reconciled at once: the Jobs of upstream Jobs that finish together are created this many at a time.")
+	f.IntVar(&opts.workers.sleep, "sleep-workers", sleep.DefaultWorkers, "Sleeps and ClusterSleeps reconciled at once (each reconcile writes up to 32 of its workloads at a time).")
 	f.StringVar(&opts.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles (/debug/pprof/) at this loopback address, for example 127.0.0.1:6060; they answer without authentication, so any other address is refused. Empty (the default) serves nothing.")
 	f.BoolVar(&opts.overlapMemo, "overlap-memo", true, "Remember what comparisons of two Schedules' windows found (off only to measure what that is worth: test/bench).")
 	_ = f.MarkHidden("overlap-memo")
@@ -236,7 +238,7 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	for flag, n := range map[string]int{
 		"--scheduledpodautoscaler-workers": opts.workers.scheduledPodAutoscaler, "--schedule-workers": opts.workers.schedule,
-		"--scheduledjob-workers": opts.workers.scheduledJob, "--eventjob-workers": opts.workers.eventJob,
+		"--scheduledjob-workers": opts.workers.scheduledJob, "--eventjob-workers": opts.workers.eventJob, "--sleep-workers": opts.workers.sleep,
 	} {
 		if n < 1 {
 			return fmt.Errorf("%s=%d: a controller needs at least 1 worker", flag, n)
@@ -321,6 +323,9 @@ func runManager(cmd *cobra.Command, opts managerOptions) error {
 	}
 	if err := schedule.New(mgr, clk, scheduledpodautoscaler.ScheduleEvaluationErrors(), lanes, base.WithWorkers(opts.workers.schedule)).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Schedule reconciler: %w", err)
+	}
+	if err := sleep.New(mgr, clk, lanes, base.WithWorkers(opts.workers.sleep)).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Sleep reconciler: %w", err)
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

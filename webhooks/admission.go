@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +42,10 @@ import (
 // +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-calendar,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=calendars,verbs=create;update,versions=v1alpha1,name=mcalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-calendar,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=calendars,verbs=create;update,versions=v1alpha1,name=vcalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-clustercalendar,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustercalendars,verbs=create;update,versions=v1alpha1,name=mclustercalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-sleep,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=sleeps,verbs=create;update,versions=v1alpha1,name=msleep.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-sleep,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=sleeps,verbs=create;update,versions=v1alpha1,name=vsleep.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/mutate-almanac-dev-v1alpha1-clustersleep,mutating=true,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustersleeps,verbs=create;update,versions=v1alpha1,name=mclustersleep.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-clustersleep,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustersleeps,verbs=create;update,versions=v1alpha1,name=vclustersleep.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 // +kubebuilder:webhook:path=/validate-almanac-dev-v1alpha1-clustercalendar,mutating=false,failurePolicy=fail,sideEffects=None,groups=almanac.dev,resources=clustercalendars,verbs=create;update,versions=v1alpha1,name=vclustercalendar.almanac.dev,admissionReviewVersions=v1,matchPolicy=Equivalent
 
 // The validating webhooks read almanac's kinds (the calendars that Schedules and ScheduledJobs
@@ -56,6 +61,10 @@ import (
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get
+//
+// A Sleep's selector that selects nothing is a warning: the webhooks list, with a limit of one
+// and the selector, the workloads of its kinds (apps, batch, batch.almanac.dev and keda.sh:
+// the reconcilers' list rights).
 
 // SetupWithManager registers the mutating and validating webhooks of almanac's kinds with the
 // manager's webhook server. The validating webhooks read other objects through the manager's
@@ -297,6 +306,29 @@ func (l *CacheLookup) HorizontalPodAutoscalers(ctx context.Context, namespace st
 		return nil, fmt.Errorf("failed to list the HorizontalPodAutoscalers in namespace %s: %w", namespace, err)
 	}
 	return list.Items, nil
+}
+
+// Selects lists, from the API server, one object of gvk's group and kind (in the version the
+// RESTMapper prefers) in namespace that selector matches: the webhooks cache no workloads. A
+// kind the cluster does not serve has none; one the manager may not list is taken to have
+// one, so that a missing permission costs no false warning.
+func (l *CacheLookup) Selects(ctx context.Context, gvk schema.GroupVersionKind, namespace string, selector labels.Selector) (bool, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.Limit(1), client.MatchingLabelsSelector{Selector: selector}}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	err := l.APIReader.List(ctx, list, opts...)
+	switch {
+	case err == nil:
+		return len(list.Items) > 0, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		return true, nil
+	}
+	return false, fmt.Errorf("failed to list %s: %w", gvk.Kind, err)
 }
 
 func (l *CacheLookup) Calendar(ctx context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error) {

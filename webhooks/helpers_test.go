@@ -8,6 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +76,10 @@ func (l *objectsLookup) AttachedAutoscalers(context.Context, string, string, str
 
 func (l *objectsLookup) HorizontalPodAutoscalers(context.Context, string) ([]autoscalingv2.HorizontalPodAutoscaler, error) {
 	return nil, nil
+}
+
+func (l *objectsLookup) Selects(context.Context, schema.GroupVersionKind, string, labels.Selector) (bool, error) {
+	return true, nil
 }
 
 func (l *objectsLookup) Calendar(context.Context, string, string) (*calendarv1alpha1.Calendar, error) {

@@ -22,6 +22,7 @@ import (
 	apiadmission "github.com/almanac-dev/almanac/api/admission"
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // The permission check keeps almanac from being a confused deputy. The manager may create
@@ -50,6 +51,9 @@ type Delegated struct {
 	Subresource string
 	// Kind names the resource in messages.
 	Kind string
+	// KindPath is the field that names Kind, for the refusal of a kind the cluster does not
+	// serve; nil: spec.targetRef.kind.
+	KindPath *field.Path
 }
 
 // what names the resource in messages: "Deployments", or "the scale subresource of
@@ -159,8 +163,62 @@ func DelegatedActions(obj, old client.Object) (*field.Path, []Delegated) {
 			return nil, nil
 		}
 		return hpaSpecPath, []Delegated{createHPAs, patchHPAs}
+	case *sleepv1alpha1.Sleep:
+		// A Sleep makes almanac patch (and scale) the workloads of spec.kinds in its
+		// namespace, when and as its spec says: checked on create and on every change of the
+		// spec but one that only suspends it (which only wakes what it holds).
+		if prev, ok := old.(*sleepv1alpha1.Sleep); ok && prev != nil {
+			a, b := prev.Spec, o.Spec
+			a.Suspend, b.Suspend = false, false
+			if equality.Semantic.DeepEqual(a, b) && (o.Spec.Suspend || !prev.Spec.Suspend) {
+				return nil, nil
+			}
+		}
+		return sleepKindsPath, SleepActions(o.Spec.Kinds)
 	}
 	return nil, nil
+}
+
+var sleepKindsPath = field.NewPath("spec", "kinds")
+
+// sleepResources are the resources of the kinds a sleep knows how to put to sleep.
+var sleepResources = map[schema.GroupKind]string{
+	{Group: "apps", Kind: "Deployment"}:                             "deployments",
+	{Group: "apps", Kind: "StatefulSet"}:                            "statefulsets",
+	{Group: "apps", Kind: "ReplicaSet"}:                             "replicasets",
+	{Group: "batch", Kind: "CronJob"}:                               "cronjobs",
+	{Group: batchv1alpha1.GroupVersion.Group, Kind: "ScheduledJob"}: "scheduledjobs",
+	{Group: batchv1alpha1.GroupVersion.Group, Kind: "EventJob"}:     "eventjobs",
+	{Group: autoscalingv1alpha1.KEDAGroup, Kind: "ScaledObject"}:    "scaledobjects",
+}
+
+// SleepActions is what a Sleep with these kinds (none: sleepv1alpha1.DefaultKinds) makes
+// almanac do in its namespace: patch each kind (the record, and replicas, suspend or KEDA's
+// pause, in one write), and for a kind that sleeps through its scale subresource, patch that
+// too (its Resource left for the permission check to find). Waking a ScheduledJob or an
+// EventJob resumes it, which starts Jobs (batchv1alpha1's rule of which writes start Jobs): a
+// Sleep of those kinds needs create on Jobs too.
+func SleepActions(kinds []sleepv1alpha1.WorkloadKind) []Delegated {
+	if len(kinds) == 0 {
+		kinds = sleepv1alpha1.DefaultKinds()
+	}
+	var out []Delegated
+	jobs := false
+	for i, k := range kinds {
+		if g := k.GroupVersionKind().Group; g == batchv1alpha1.GroupVersion.Group && !jobs {
+			jobs = true
+			out = append(out, createJobs)
+		}
+		gvk := k.GroupVersionKind()
+		d := Delegated{Verb: "patch", Group: gvk.Group, Version: gvk.Version, Resource: sleepResources[gvk.GroupKind()], Kind: gvk.Kind,
+			KindPath: sleepKindsPath.Index(i).Child("kind")}
+		out = append(out, d)
+		if sleepv1alpha1.HandlingOf(gvk.GroupKind()) == sleepv1alpha1.HandleScale {
+			d.Subresource = "scale"
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // SubjectAccessReview is the question "may user do d in namespace?", with the user's name,
@@ -302,10 +360,14 @@ func (p *permissionCheck) resolve(d *Delegated, name string, r apiadmission.Rule
 	switch {
 	case meta.IsNoMatchError(err):
 		gv := schema.GroupVersion{Group: d.Group, Version: d.Version}
-		status := apierrors.NewInvalid(r.GroupVersionKind().GroupKind(), name, field.ErrorList{field.Invalid(targetRefPath.Child("kind"), d.Kind, fmt.Sprintf(
+		kindPath, fix := targetRefPath.Child("kind"), "spec.targetRef.apiVersion and kind"
+		if d.KindPath != nil {
+			kindPath, fix = d.KindPath, d.KindPath.String()+" and the apiVersion beside it"
+		}
+		status := apierrors.NewInvalid(r.GroupVersionKind().GroupKind(), name, field.ErrorList{field.Invalid(kindPath, d.Kind, fmt.Sprintf(
 			"kind %s has no resource on this cluster (the API server serves no %s in %s), so almanac cannot tell what it would patch, nor check that you may: "+
-				"install the kind's CustomResourceDefinition first, or correct spec.targetRef.apiVersion and kind (kubectl api-resources lists what the cluster serves)",
-			d.Kind, d.Kind, gv))}).ErrStatus
+				"install the kind's CustomResourceDefinition first, or correct %s (kubectl api-resources lists what the cluster serves)",
+			d.Kind, d.Kind, gv, fix))}).ErrStatus
 		return &status
 	case err != nil:
 		return &apierrors.NewInternalError(fmt.Errorf("almanac could not find the resource of kind %s %s: %w", gk, d.Version, err)).ErrStatus
@@ -329,6 +391,8 @@ func deniedMessage(user authenticationv1.UserInfo, namespace, kind string, path 
 		does = "patches this ScheduledPodAutoscaler's target"
 	case kind == "ScheduledPodAutoscaler":
 		does = "creates and patches this ScheduledPodAutoscaler's HorizontalPodAutoscaler"
+	case kind == sleepv1alpha1.KindSleep:
+		return sleepDeniedMessage(user, namespace, missing)
 	}
 	return fmt.Sprintf("%s may not %s %s (%s) in namespace %q, and almanac %s on behalf of whoever writes %s, "+
 		"so it accepts it only from users who may do that themselves: grant %s on %s in namespace %q, "+
@@ -394,4 +458,18 @@ func bindingName(username string) string {
 		return "almanac-edit"
 	}
 	return s + "-edit"
+}
+
+// sleepDeniedMessage says which of a Sleep's kinds its writer may not patch, and the fixes:
+// grant them, or name fewer kinds.
+func sleepDeniedMessage(user authenticationv1.UserInfo, namespace string, missing []Delegated) string {
+	var what []string
+	for _, d := range missing {
+		what = append(what, fmt.Sprintf("%q on %s", d.Verb, d.grantText()))
+	}
+	return fmt.Sprintf("%s may not patch %s (%s) in namespace %q, and almanac puts this Sleep's workloads to sleep and wakes them (patching them) on behalf of whoever writes spec, "+
+		"so it accepts it only from users who may do that themselves: grant %s in namespace %q (e.g. bind the edit ClusterRole: kubectl create rolebinding %s --clusterrole=edit %s --namespace=%s), "+
+		"or list in spec.kinds only the kinds you may patch",
+		subjectText(user), missing[0].what(), missing[0].resourceText(), namespace, strings.Join(what, ", "), namespace,
+		bindingName(user.Username), subjectFlag(user.Username), namespace)
 }

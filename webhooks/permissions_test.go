@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -796,5 +798,47 @@ func fanIn(names ...string) func(*batchv1alpha1.EventJob) {
 			o.Spec.Triggers = append(o.Spec.Triggers, batchv1alpha1.Trigger{APIVersion: batchv1alpha1.GroupVersion.String(), Kind: batchv1alpha1.TriggerKindScheduledJob, Name: n, Type: batchv1alpha1.TriggerTypeComplete})
 		}
 		o.Spec.FanIn = &batchv1alpha1.FanIn{Require: batchv1alpha1.FanInAllOf, PairBy: batchv1alpha1.FanInPairBySlot, OnFailure: batchv1alpha1.FanInSkip}
+	}
+}
+
+// TestSleepDelegatedActions: a Sleep is checked on create and on every change of its spec but
+// one that only suspends it; it needs patch on each kind, the scale subresource of a kind that
+// sleeps through it, and create on Jobs when it names ScheduledJobs or EventJobs.
+func TestSleepDelegatedActions(t *testing.T) {
+	s := &sleepv1alpha1.Sleep{Spec: sleepv1alpha1.SleepSpec{
+		Asleep: []sleepv1alpha1.Window{{Type: sleepv1alpha1.WindowDaily, StartTime: "20:00", EndTime: "07:00"}},
+		Kinds: []sleepv1alpha1.WorkloadKind{{APIVersion: "apps/v1", Kind: "Deployment"}, {APIVersion: "batch.almanac.dev/v1alpha1", Kind: "ScheduledJob"},
+			{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout"}},
+	}}
+	text := func(ds []Delegated) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Verb+" "+d.Group+"/"+d.Resource+"/"+d.Subresource+" "+d.Kind)
+		}
+		return out
+	}
+	path, actions := DelegatedActions(s, nil)
+	want := []string{"patch apps/deployments/ Deployment", "create batch/jobs/ Job", "patch batch.almanac.dev/scheduledjobs/ ScheduledJob",
+		"patch argoproj.io// Rollout", "patch argoproj.io//scale Rollout"}
+	if path.String() != "spec.kinds" || !slices.Equal(text(actions), want) {
+		t.Errorf("create: %s %v, want spec.kinds %v", path, text(actions), want)
+	}
+	suspended := s.DeepCopy()
+	suspended.Spec.Suspend = true
+	if _, actions := DelegatedActions(suspended, s); len(actions) != 0 {
+		t.Errorf("suspending is checked: %v", text(actions))
+	}
+	if _, actions := DelegatedActions(s, suspended); len(actions) == 0 {
+		t.Error("resuming is not checked")
+	}
+	later := s.DeepCopy()
+	later.Spec.Asleep[0].StartTime = "12:00"
+	if _, actions := DelegatedActions(later, s); len(actions) == 0 {
+		t.Error("moving the windows is not checked")
+	}
+	labelled := s.DeepCopy()
+	labelled.Labels = map[string]string{"team": "a"}
+	if _, actions := DelegatedActions(labelled, s); len(actions) != 0 {
+		t.Errorf("a label is checked: %v", text(actions))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
@@ -52,4 +53,8 @@ type Lookup interface {
 	Calendar(ctx context.Context, namespace, name string) (*calendarv1alpha1.Calendar, error)
 	// ClusterCalendar returns the named ClusterCalendar.
 	ClusterCalendar(ctx context.Context, name string) (*calendarv1alpha1.ClusterCalendar, error)
+	// Selects reports whether an object of kind gvk (any version of its group) in namespace
+	// ("": any) has labels that selector matches: whether a sleep's selector selects
+	// anything. When it cannot tell (a kind it may not read), it reports true.
+	Selects(ctx context.Context, gvk schema.GroupVersionKind, namespace string, selector labels.Selector) (bool, error)
 }

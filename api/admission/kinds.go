@@ -21,6 +21,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // Object is an API object with metadata: what controller-runtime calls client.Object, written
@@ -188,6 +189,19 @@ var allRules = func() map[schema.GroupVersionKind]Rules {
 			keepEmpty: [][]string{{"spec", "timeZone"}},
 			cluster:   true,
 		},
+		&kindRules[*sleepv1alpha1.Sleep]{
+			gvk:      sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindSleep),
+			resource: "sleeps",
+			defaults: DefaultSleep,
+			validate: ValidateSleep,
+		},
+		&kindRules[*sleepv1alpha1.ClusterSleep]{
+			gvk:      sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindClusterSleep),
+			resource: "clustersleeps",
+			defaults: DefaultClusterSleep,
+			validate: ValidateClusterSleep,
+			cluster:  true,
+		},
 	}
 	m := make(map[schema.GroupVersionKind]Rules, len(list))
 	for _, r := range list {
@@ -199,8 +213,8 @@ var allRules = func() map[schema.GroupVersionKind]Rules {
 // RulesFor returns the rules of one of almanac's kinds; nil for any other kind.
 func RulesFor(gvk schema.GroupVersionKind) Rules { return allRules[gvk] }
 
-// Kinds returns almanac's kinds (the four of autoscaling and batch, and the two calendars),
-// the ones RulesFor knows, sorted by group and kind.
+// Kinds returns almanac's kinds (the four of autoscaling and batch, the two calendars and the
+// two sleeps), the ones RulesFor knows, sorted by group and kind.
 func Kinds() []schema.GroupVersionKind {
 	kinds := slices.Collect(maps.Keys(allRules))
 	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int {

@@ -10,6 +10,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,6 +18,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // DefaultNamespace is the namespace of an input object that names none, as for kubectl
@@ -103,7 +105,8 @@ type Replaced struct {
 // object that the permission check covers: offline there is no user to ask about.
 const PermissionsNotChecked = "permissions are not checked offline: in the cluster, almanac's validating webhook also refuses a ScheduledJob or EventJob " +
 	"from a user who may not create Jobs in its namespace (" + batchv1alpha1.StartsJobsText + "), a ScheduledPodAutoscaler from one who may not create and patch HorizontalPodAutoscalers there, " +
-	"and one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource) " +
+	"one attached to an object (spec.targetRef) from one who may not patch that object (a workload: its scale subresource), " +
+	"and a Sleep from one who may not patch (and scale) the kinds it puts to sleep " +
 	"(see what you may do with: kubectl auth can-i create jobs --namespace NAMESPACE)"
 
 // CalendarsFromInput is what `almanac validate` reports, once, when a Schedule or ScheduledJob
@@ -117,7 +120,7 @@ const CalendarsFromInput = "calendars are looked up in the input only: a Calenda
 func checksPermissions(gk schema.GroupKind) bool {
 	switch gk {
 	case batchv1alpha1.GroupVersion.WithKind("ScheduledJob").GroupKind(), batchv1alpha1.GroupVersion.WithKind("EventJob").GroupKind(),
-		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind():
+		autoscalingv1alpha1.GroupVersion.WithKind("ScheduledPodAutoscaler").GroupKind(), sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindSleep).GroupKind():
 		return true
 	}
 	return false
@@ -202,6 +205,7 @@ func validate(ctx context.Context, docs []Document, now time.Time, update bool, 
 			obj.SetNamespace(DefaultNamespace)
 		}
 		lookup.exists[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+		lookup.labels[objectKey(gvk.GroupKind(), obj.GetNamespace(), obj.GetName())] = obj.GetLabels()
 		lookup.addHPA(obj)
 		if !isAlmanacGroup(gvk.Group) {
 			report.Skipped = append(report.Skipped, doc)
@@ -403,13 +407,15 @@ type inputLookup struct {
 	rejected map[inputKey]bool
 	// hpas has the HorizontalPodAutoscalers of the input (of any version), by key.
 	hpas map[inputKey]*autoscalingv2.HorizontalPodAutoscaler
+	// labels has the labels of every object of the input, by key.
+	labels map[inputKey]map[string]string
 	// calendarMissed is set when a calendar was looked up that the input does not hold.
 	calendarMissed bool
 }
 
 func newInputLookup() *inputLookup {
 	return &inputLookup{exists: map[inputKey]bool{}, all: map[inputKey]Object{}, admitted: map[inputKey]Object{}, rejected: map[inputKey]bool{},
-		hpas: map[inputKey]*autoscalingv2.HorizontalPodAutoscaler{}}
+		hpas: map[inputKey]*autoscalingv2.HorizontalPodAutoscaler{}, labels: map[inputKey]map[string]string{}}
 }
 
 var hpaGroupKind = schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
@@ -449,6 +455,10 @@ func allRulesKind(obj Object) schema.GroupVersionKind {
 		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindCalendar)
 	case *calendarv1alpha1.ClusterCalendar:
 		return calendarv1alpha1.GroupVersion.WithKind(calendarv1alpha1.KindClusterCalendar)
+	case *sleepv1alpha1.Sleep:
+		return sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindSleep)
+	case *sleepv1alpha1.ClusterSleep:
+		return sleepv1alpha1.GroupVersion.WithKind(sleepv1alpha1.KindClusterSleep)
 	}
 	return schema.GroupVersionKind{}
 }
@@ -508,6 +518,17 @@ func (l *inputLookup) Exists(_ context.Context, gvk schema.GroupVersionKind, nam
 		return l.admitted[key] != nil || (l.all[key] != nil && !l.rejected[key]), nil
 	}
 	return l.exists[key], nil
+}
+
+// Selects looks in the input: the objects of a sleep's namespace that it puts to sleep are
+// those the input holds (they exist once everything is applied).
+func (l *inputLookup) Selects(_ context.Context, gvk schema.GroupVersionKind, namespace string, selector labels.Selector) (bool, error) {
+	for key, l := range l.labels {
+		if key.gk == gvk.GroupKind() && (namespace == "" || key.namespace == namespace) && selector.Matches(labels.Set(l)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (l *inputLookup) AttachedAutoscalers(_ context.Context, namespace, group, kind, name string) ([]autoscalingv1alpha1.ScheduledPodAutoscaler, error) {

@@ -17,6 +17,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // scheduleCalendars are the calendars a Schedule names (calendarv1alpha1.ReferenceKey).
@@ -35,6 +36,17 @@ func scheduledJobCalendars(obj runtime.Object) []string {
 		return nil
 	}
 	return calendarv1alpha1.ReferenceKeys(sj.Namespace, sj.Spec.Calendars)
+}
+
+// sleepCalendars are the calendars a Sleep or ClusterSleep names.
+func sleepCalendars(obj runtime.Object) []string {
+	switch s := obj.(type) {
+	case *sleepv1alpha1.Sleep:
+		return calendarv1alpha1.ReferenceKeys(s.Namespace, s.Spec.Calendars)
+	case *sleepv1alpha1.ClusterSleep:
+		return calendarv1alpha1.ReferenceKeys("", s.Spec.Calendars)
+	}
+	return nil
 }
 
 // Object is an API object (the same methods as controller-runtime's client.Object, so a
@@ -63,5 +75,7 @@ func All() []Index {
 		{Object: &batchv1alpha1.EventJob{}, Field: batchv1alpha1.EventJobTriggerField, Values: batchv1alpha1.EventJobTrigger},
 		{Object: &autoscalingv1alpha1.Schedule{}, Field: calendarv1alpha1.CalendarField, Values: scheduleCalendars},
 		{Object: &batchv1alpha1.ScheduledJob{}, Field: calendarv1alpha1.CalendarField, Values: scheduledJobCalendars},
+		{Object: &sleepv1alpha1.Sleep{}, Field: calendarv1alpha1.CalendarField, Values: sleepCalendars},
+		{Object: &sleepv1alpha1.ClusterSleep{}, Field: calendarv1alpha1.CalendarField, Values: sleepCalendars},
 	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,10 @@ import (
 //     15 s), and no managedFields but almanac's own entries: the autoscaler reconciler reads
 //     its entry to see which fields it owns and whether a change was its own write. almanac
 //     reads the spec and the owners.
+//   - Deployments, StatefulSets, ReplicaSets (the leader watches them for sleeps): their
+//     metadata, replicas, selector and status, and of the Pod template only each container's
+//     resource requests (what a sleep reports as reclaimed). CronJobs: their metadata and
+//     spec.suspend and schedule, without the Job template.
 //
 // api/ imports no controller-runtime or client-go, so these are data, as the indexes are: the
 // manager (main.go; test/testenv for the tests' managers) turns them into its cache options.
@@ -40,6 +45,10 @@ func Transforms() []Transform {
 	return []Transform{
 		{Object: &batchv1.Job{}, Func: TrimJob},
 		{Object: &autoscalingv2.HorizontalPodAutoscaler{}, Func: TrimHPA},
+		{Object: &appsv1.Deployment{}, Func: TrimWorkload},
+		{Object: &appsv1.StatefulSet{}, Func: TrimWorkload},
+		{Object: &appsv1.ReplicaSet{}, Func: TrimWorkload},
+		{Object: &batchv1.CronJob{}, Func: TrimCronJob},
 	}
 }
 
@@ -96,4 +105,36 @@ func TrimHPA(in any) (any, error) {
 	h.ManagedFields = ours
 	trimAnnotations(h)
 	return h, nil
+}
+
+// TrimWorkload keeps of a Deployment, StatefulSet or ReplicaSet what a sleep reads: metadata
+// (without managedFields and the last-applied copy), replicas, selector, status, and of the
+// Pod template the labels and each container's resource requests.
+func TrimWorkload(in any) (any, error) {
+	switch w := in.(type) {
+	case *appsv1.Deployment:
+		w.Spec = appsv1.DeploymentSpec{Replicas: w.Spec.Replicas, Selector: w.Spec.Selector, Template: requestsOnly(w.Spec.Template)}
+	case *appsv1.StatefulSet:
+		w.Spec = appsv1.StatefulSetSpec{Replicas: w.Spec.Replicas, Selector: w.Spec.Selector, Template: requestsOnly(w.Spec.Template)}
+	case *appsv1.ReplicaSet:
+		w.Spec = appsv1.ReplicaSetSpec{Replicas: w.Spec.Replicas, Selector: w.Spec.Selector, Template: requestsOnly(w.Spec.Template)}
+	}
+	return TrimObject(in)
+}
+
+// requestsOnly is a Pod template with its labels and its containers' requests only.
+func requestsOnly(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	out := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: t.Labels}}
+	for _, c := range t.Spec.Containers {
+		out.Spec.Containers = append(out.Spec.Containers, corev1.Container{Name: c.Name, Resources: corev1.ResourceRequirements{Requests: c.Resources.Requests}})
+	}
+	return out
+}
+
+// TrimCronJob keeps of a CronJob its metadata, spec.suspend and spec.schedule.
+func TrimCronJob(in any) (any, error) {
+	if c, ok := in.(*batchv1.CronJob); ok {
+		c.Spec = batchv1.CronJobSpec{Schedule: c.Spec.Schedule, Suspend: c.Spec.Suspend}
+	}
+	return TrimObject(in)
 }

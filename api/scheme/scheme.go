@@ -1,6 +1,6 @@
 // Package scheme is the runtime.Scheme that almanac's manager, webhooks, CLI and tests share:
 // the built-in Kubernetes groups that almanac reads or writes, CustomResourceDefinitions, and
-// almanac's three API groups.
+// almanac's three API groups (almanac.dev in two packages: the calendars and the sleeps).
 //
 // It lives in api/ so that every package can import it without pulling in a client: it is
 // built from the k8s.io/api types alone (client-go's kubernetes/scheme registers every
@@ -29,6 +29,7 @@ import (
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	calendarv1alpha1 "github.com/almanac-dev/almanac/api/calendar/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // builtin are the built-in groups that almanac, its commands and its tests read or write:
@@ -64,5 +65,6 @@ func New() *runtime.Scheme {
 	utilruntime.Must(autoscalingv1alpha1.AddToScheme(s))
 	utilruntime.Must(batchv1alpha1.AddToScheme(s))
 	utilruntime.Must(calendarv1alpha1.AddToScheme(s))
+	utilruntime.Must(sleepv1alpha1.AddToScheme(s))
 	return s
 }

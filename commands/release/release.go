@@ -8,7 +8,9 @@
 // an existing object (spec.targetRef) carries the finalizer autoscaling.almanac.dev/release-target
 // until the reconciler lets go of its target; `almanac release` lets go of each as the
 // reconciler does (the target left at the baseline, owned by no almanac field manager), then
-// removes that finalizer. The chart runs it as a pre-delete hook; after `helm uninstall --no-hooks`, or to stop using almanac without Helm, run it by
+// removes that finalizer. Last, every workload a Sleep or ClusterSleep holds asleep wakes, at once,
+// to what its record says (api/sleeping.Wake, as the reconciler wakes it), and the sleeps lose
+// their finalizer almanac.dev/wake. The chart runs it as a pre-delete hook; after `helm uninstall --no-hooks`, or to stop using almanac without Helm, run it by
 // hand.
 package release
 
@@ -28,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -37,6 +40,8 @@ import (
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
 	"github.com/almanac-dev/almanac/api/scheme"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
+	"github.com/almanac-dev/almanac/api/sleeping"
 )
 
 // Options are the flags of `almanac release`.
@@ -58,7 +63,7 @@ func NewCommand() *cobra.Command {
 	opts := Options{}
 	cmd := &cobra.Command{
 		Use:   "release",
-		Short: "Remove almanac's finalizers from its Jobs and autoscalers, before uninstalling almanac",
+		Short: "Remove almanac's finalizers from its Jobs and autoscalers and wake what it put to sleep, before uninstalling almanac",
 		Long: `Prepare the cluster for almanac to go: every Job almanac creates keeps the finalizer
 batch.almanac.dev/outcome until the manager records its run, and without the manager
 nothing removes it, so that deleting the Job, its TTL cleanup or the deletion of its
@@ -70,8 +75,12 @@ that carries it, in every namespace (or those of --namespace). Last, every
 ScheduledPodAutoscaler attached to an existing object (spec.targetRef) lets go of its target
 as almanac does when one is deleted: the target (an HPA, a ScaledObject, a workload's scale)
 is left at the autoscaler's baseline and owned by no almanac field manager; then the finalizer
-autoscaling.almanac.dev/release-target is removed. Nothing else is changed: the Jobs, their
-Pods, the targets and almanac's objects stay.
+autoscaling.almanac.dev/release-target is removed. Then every workload that a Sleep or
+ClusterSleep put to sleep wakes at once (no tiers, no pace), to exactly what its record
+(annotation almanac.dev/asleep) says, the record is removed, and almanac owns none of its
+fields any more; then the finalizer almanac.dev/wake is removed from every Sleep and
+ClusterSleep. Nothing else is changed: the Jobs, their Pods, the targets, the workloads and
+almanac's objects stay.
 
 The Helm chart runs this as a pre-delete hook. After 'helm uninstall --no-hooks', run it by
 hand (it is safe to run more than once).
@@ -82,7 +91,7 @@ it had, so that almanac keeps working until it is run again (Helm stops an unins
 hook fails). Removing a finalizer needs no webhook: almanac's webhooks are not sent an update
 that only removes finalizers, so it works while no replica answers them.
 
-Exit status: 0 when every Job and autoscaler carrying a finalizer was released, 1 otherwise, 2 on a usage
+Exit status: 0 when every Job, autoscaler and sleeping workload was released, 1 otherwise, 2 on a usage
 or kubeconfig error.`,
 		Example: `  # What the chart's pre-delete hook runs:
   almanac release --stop-manager almanac-system/almanac
@@ -183,10 +192,145 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Released %d ScheduledPodAutoscalers (left their targets at the baseline, owned by no almanac field manager; removed the finalizer %s)%s\n",
 		len(spaReleased), autoscalingv1alpha1.ReleaseFinalizer, listed(spaReleased))
-	if len(jobsFailed)+len(spaFailed) > 0 {
-		return failed(failures(jobsFailed, spaFailed) + "run almanac release again")
+	woken, left, wakeFailed, err := wakeSleeping(ctx, c, namespaces)
+	if err != nil {
+		return failed(failures(jobsFailed, spaFailed) + err.Error())
+	}
+	fmt.Fprintf(out, "Woke %d workloads that sleeps held (put back what each recorded, owned by no almanac field manager; removed the finalizer %s from the sleeps)%s\n",
+		len(woken), sleepv1alpha1.Finalizer, listed(woken))
+	if len(left) > 0 {
+		fmt.Fprintf(out, "Left %d ScheduledJobs and EventJobs suspended by sleeps, with their record: almanac's webhooks are stopped, and without almanac they start no Job; "+
+			"the sleeps that hold them wake them if almanac is installed again (docs/sleep.md)%s\n", len(left), listed(left))
+	}
+	if len(jobsFailed)+len(spaFailed)+len(wakeFailed) > 0 {
+		return failed(failures(jobsFailed, spaFailed) + wakeFailures(wakeFailed) + "run almanac release again")
 	}
 	return nil
+}
+
+func wakeFailures(failed []string) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("failed to wake %d workloads: %s; ", len(failed), strings.Join(failed, "; "))
+}
+
+// wakeSleeping wakes every workload in namespaces (every namespace for "") that carries a
+// sleep's record (sleepv1alpha1.RecordAnnotation), whoever holds it, as the reconciler wakes
+// one (sleeping.Wake: what the record says, the record removed, almanac's field ownership
+// dropped), then removes the finalizer sleepv1alpha1.Finalizer from every Sleep and
+// ClusterSleep. The kinds it reads are sleepv1alpha1.DefaultKinds and those that any sleep
+// names; a kind the cluster does not serve has nothing asleep. It reads workloads a page of
+// metadata at a time: the record is an annotation. It returns the workloads woken and those
+// that could not be.
+//
+// almanac's own ScheduledJobs and EventJobs are left as they sleep, suspended with their
+// record: with the manager stopped, almanac's webhooks (which admit every change of them but a
+// finalizer's removal) no longer answer, so they cannot be changed; and without almanac they
+// start no Job, suspended or not. Kept with almanac's CRDs (the chart's default), they wake
+// with the Sleep that holds it, which is kept too, once almanac is installed again; with the
+// CRDs, they go.
+func wakeSleeping(ctx context.Context, c client.Client, namespaces []string) (woken, left, failed []string, err error) {
+	kinds, sleeps, clusterSleeps, err := sleepKinds(ctx, c, namespaces)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, ns := range namespaces {
+		for _, gvk := range kinds {
+			opts := []client.ListOption{client.Limit(pageSize)}
+			if ns != "" {
+				opts = append(opts, client.InNamespace(ns))
+			}
+			for cont := ""; ; {
+				list := &metav1.PartialObjectMetadataList{}
+				list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+				if err := c.List(ctx, list, append(opts, client.Continue(cont))...); err != nil {
+					if meta.IsNoMatchError(err) {
+						break // not served: nothing of it sleeps
+					}
+					failed = append(failed, fmt.Sprintf("%s: failed to list them (%v): wake them by hand, or give almanac release list and patch on them", gvk.Kind, err))
+					break
+				}
+				for i := range list.Items {
+					item := &list.Items[i]
+					rec, err := sleepv1alpha1.DecodeRecord(item.Annotations)
+					if rec == nil && err == nil {
+						continue
+					}
+					name := gvk.Kind + " " + item.Namespace + "/" + item.Name
+					if err != nil {
+						failed = append(failed, fmt.Sprintf("%s: %v", name, err))
+						continue
+					}
+					if gvk.Group == batchv1alpha1.GroupVersion.Group {
+						left = append(left, name) // almanac's own kinds: see above
+						continue
+					}
+					w := sleeping.FromObject(item, gvk)
+					if err := sleeping.Wake(ctx, targets{c}, &w, rec, index.FieldManager); err != nil {
+						failed = append(failed, fmt.Sprintf("%s: %v", name, err))
+						continue
+					}
+					woken = append(woken, name)
+				}
+				if cont = list.Continue; cont == "" {
+					break
+				}
+			}
+		}
+	}
+	if len(failed) > 0 {
+		return woken, left, failed, nil // the sleeps keep their finalizers until everything woke
+	}
+	for _, obj := range append(sleeps, clusterSleeps...) {
+		patch, ok := sleepv1alpha1.FinalizerRemoval(obj.GetFinalizers())
+		if !ok {
+			continue
+		}
+		if err := c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			failed = append(failed, fmt.Sprintf("%s: failed to remove the finalizer: %v", client.ObjectKeyFromObject(obj), err))
+		}
+	}
+	return woken, left, failed, nil
+}
+
+// sleepKinds returns the kinds to wake (the default kinds, and every other kind a sleep names)
+// and the Sleeps of namespaces and the ClusterSleeps. Where almanac's sleep CRDs are not
+// served, there is none.
+func sleepKinds(ctx context.Context, c client.Client, namespaces []string) (kinds []schema.GroupVersionKind, sleeps, clusterSleeps []client.Object, err error) {
+	seen := map[schema.GroupKind]bool{}
+	add := func(list []sleepv1alpha1.WorkloadKind) {
+		for _, k := range list {
+			gvk := k.GroupVersionKind()
+			if !seen[gvk.GroupKind()] {
+				seen[gvk.GroupKind()] = true
+				kinds = append(kinds, gvk)
+			}
+		}
+	}
+	add(sleepv1alpha1.DefaultKinds())
+	for _, ns := range namespaces {
+		list := &sleepv1alpha1.SleepList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			if meta.IsNoMatchError(err) {
+				return kinds, nil, nil, nil
+			}
+			return nil, nil, nil, fmt.Errorf("failed to list the Sleeps: %w", err)
+		}
+		for i := range list.Items {
+			add(list.Items[i].Spec.Kinds)
+			sleeps = append(sleeps, &list.Items[i])
+		}
+	}
+	list := &sleepv1alpha1.ClusterSleepList{}
+	if err := c.List(ctx, list); err != nil && !meta.IsNoMatchError(err) {
+		return nil, nil, nil, fmt.Errorf("failed to list the ClusterSleeps: %w", err)
+	}
+	for i := range list.Items {
+		add(list.Items[i].Spec.Kinds)
+		clusterSleeps = append(clusterSleeps, &list.Items[i])
+	}
+	return kinds, sleeps, clusterSleeps, nil
 }
 
 // restartTimeout bounds the restart of the manager after a failure, which may come after

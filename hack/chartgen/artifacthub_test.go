@@ -219,7 +219,7 @@ func TestChartYAMLFollowsSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range append(real, "../../examples/calendars/de-berlin-holidays.yaml") {
+	for _, p := range append(real, "../../examples/calendars/de-berlin-holidays.yaml", "../../examples/sleep/office-hours.yaml", "../../examples/sleep/nights-and-weekends.yaml") {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/scaling"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 )
 
 // Event reasons of attached autoscalers.
@@ -99,6 +100,14 @@ func (r *Reconciler) applyTarget(ctx context.Context, spa *autoscalingv1alpha1.S
 	}
 	kind := ref.TargetKind()
 	hs := hpaState{target: &ref}
+	if kind == autoscalingv1alpha1.TargetScale && sleepv1alpha1.Holds(l.Object.GetAnnotations()) {
+		// The one rule between sleeps and autoscalers (sleepv1alpha1.Holds): while a sleep holds
+		// the workload asleep, the sleep wins and the autoscaler writes nothing to it; at wake
+		// the sleep puts back what it recorded, and the target's change brings the autoscaler
+		// back to its bounds.
+		hs.asleep = true
+		return hs, nil
+	}
 	if l.Has(kind, d.Bounds.Min, d.Bounds.Max) {
 		return hs, nil
 	}

@@ -36,6 +36,9 @@ type hpaState struct {
 	notFound  bool
 	notServed error
 	fight     string
+	// asleep: a Sleep or ClusterSleep holds the target asleep (sleepv1alpha1.Holds); the
+	// autoscaler writes nothing to it until it wakes.
+	asleep bool
 }
 
 // failed reports whether the bounds are not on the HPA or target.
@@ -116,6 +119,13 @@ const truncatedForbid = " … (truncated; see the Schedules' ForbiddenOverlap co
 func readyCondition(spa *autoscalingv1alpha1.ScheduledPodAutoscaler, d scaling.Desired, hs hpaState) metav1.Condition {
 	what := subject(spa)
 	switch {
+	case hs.asleep:
+		return metav1.Condition{
+			Type:    autoscalingv1alpha1.ConditionReady,
+			Status:  metav1.ConditionTrue,
+			Reason:  autoscalingv1alpha1.ReasonHeldAsleep,
+			Message: fmt.Sprintf("%s is held asleep by a Sleep or ClusterSleep (annotation almanac.dev/asleep): the sleep wins, and almanac writes the bounds again when it wakes", what),
+		}
 	case hs.fight != "":
 		return metav1.Condition{
 			Type:    autoscalingv1alpha1.ConditionReady,

@@ -2,9 +2,7 @@ package scheduledpodautoscaler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +25,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	"github.com/almanac-dev/almanac/api/index"
+	"github.com/almanac-dev/almanac/api/putback"
 	"github.com/almanac-dev/almanac/api/timing"
 )
 
@@ -125,34 +124,9 @@ func (r *Reconciler) letGo(ctx context.Context, namespace string, ref autoscalin
 }
 
 // otherManagers returns the field managers other than almanac's that own the field at path
-// (a target's spec.minReplicas, say), sorted: who changed it.
+// (a target's spec.minReplicas, say), sorted: who changed it (api/putback).
 func otherManagers(entries []metav1.ManagedFieldsEntry, path []string) []string {
-	var out []string
-	for _, e := range entries {
-		if e.Manager == index.FieldManager || e.FieldsV1 == nil {
-			continue
-		}
-		var tree map[string]any
-		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &tree) != nil {
-			continue
-		}
-		node, ok := any(tree), true
-		for _, p := range path {
-			m, isMap := node.(map[string]any)
-			if !isMap {
-				ok = false
-				break
-			}
-			if node, ok = m["f:"+p]; !ok {
-				break
-			}
-		}
-		if ok && !slices.Contains(out, e.Manager) {
-			out = append(out, e.Manager)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return putback.OtherManagers(entries, index.FieldManager, path)
 }
 
 // putBacks remembers, per autoscaler, when almanac put back a value that another manager had
@@ -187,10 +161,8 @@ func (p *putBacks) add(key types.NamespacedName, generation int64, now time.Time
 		f = &fight{}
 		p.seen[key] = f
 	}
-	f.at = slices.DeleteFunc(append(f.at, now), func(t time.Time) bool {
-		return now.Sub(t) >= autoscalingv1alpha1.PutBackWindow
-	})
-	if len(f.at) <= autoscalingv1alpha1.MaxPutBacks {
+	var allowed bool
+	if f.at, allowed = putback.Count(f.at, now); allowed {
 		return false
 	}
 	f.stoppedAt = generation

@@ -40,7 +40,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("check against a running manager: %v\n%s", err, out.String())
 	}
 	t.Logf("ready:\n%s", out.String())
-	for _, want := range []string{"✓ API server", "✓ CRDs", "6 established", "✓ Webhooks", "- Certificate", "✓ Admission", "almanac is ready."} {
+	for _, want := range []string{"✓ API server", "✓ CRDs", "8 established", "✓ Webhooks", "- Certificate", "✓ Admission", "almanac is ready."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -94,7 +94,7 @@ func TestReconcilersHoldOnlyReconcilers(t *testing.T) {
 		}
 		reconcilers = append(reconcilers, name)
 	}
-	if want := []string{"eventjob", "schedule", "scheduledjob", "scheduledpodautoscaler"}; !slices.Equal(reconcilers, want) {
+	if want := []string{"eventjob", "schedule", "scheduledjob", "scheduledpodautoscaler", "sleep"}; !slices.Equal(reconcilers, want) {
 		t.Errorf("reconcilers %v, want %v (docs/design.md lists them)", reconcilers, want)
 	}
 }
@@ -105,7 +105,7 @@ func TestReconcilersHoldOnlyReconcilers(t *testing.T) {
 // Reconcile carried Urgent, Expect, Forget, Defer and Landing calls).
 func TestNoReconcilerMentionsLanes(t *testing.T) {
 	dir := filepath.Join(root(t), "reconcilers")
-	for _, name := range []string{"eventjob", "jobs", "schedule", "scheduledjob", "scheduledpodautoscaler"} {
+	for _, name := range []string{"eventjob", "jobs", "schedule", "scheduledjob", "scheduledpodautoscaler", "sleep"} {
 		for file, f := range parseDir(t, filepath.Join(dir, name)) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				if sel, ok := n.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Lanes" || sel.Sel.Name == "NewLanes" || sel.Sel.Name == "WithLanes") {

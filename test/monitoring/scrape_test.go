@@ -34,6 +34,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/almanac-dev/almanac/api/autoscaling/v1alpha1"
 	batchv1alpha1 "github.com/almanac-dev/almanac/api/batch/v1alpha1"
+	sleepv1alpha1 "github.com/almanac-dev/almanac/api/sleep/v1alpha1"
 	"github.com/almanac-dev/almanac/test/testenv"
 )
 
@@ -176,6 +177,16 @@ func TestMetricsExported(t *testing.T) {
 					MinReplicas:    ptr.To[int32](2),
 					MaxReplicas:    10,
 				},
+			},
+		},
+		// A Sleep, awake now: its series (workloads by state, what it keeps asleep, what it
+		// reclaimed) exist from its first status.
+		&sleepv1alpha1.Sleep{
+			ObjectMeta: metav1.ObjectMeta{Name: "nights", Namespace: "team-a"},
+			Spec: sleepv1alpha1.SleepSpec{
+				Asleep: []sleepv1alpha1.Window{{Type: sleepv1alpha1.WindowOneShot, TimeZone: "UTC",
+					StartTime: now.Add(24 * time.Hour).Format("2006-01-02T15:04"), EndTime: now.Add(25 * time.Hour).Format("2006-01-02T15:04")}},
+				Kinds: []sleepv1alpha1.WorkloadKind{{APIVersion: "apps/v1", Kind: "Deployment"}},
 			},
 		},
 		&autoscalingv1alpha1.Schedule{

@@ -21,6 +21,10 @@ const (
 
 	// ReasonBoundsApplied: the HorizontalPodAutoscaler has the effective bounds.
 	ReasonBoundsApplied = "BoundsApplied"
+	// ReasonHeldAsleep: the workload that the autoscaler is attached to through its scale
+	// subresource is held asleep by a Sleep or ClusterSleep (sleepv1alpha1.Holds): the sleep
+	// wins, and the autoscaler writes its bounds again once the workload wakes.
+	ReasonHeldAsleep = "HeldAsleep"
 	// ReasonSuspended: the autoscaler is suspended and held at its baseline.
 	ReasonSuspended = "Suspended"
 	// ReasonApplyFailed: writing the HorizontalPodAutoscaler failed; the message has the

@@ -1,10 +1,10 @@
 package v1alpha1
 
 import (
-	"time"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/almanac-dev/almanac/api/putback"
 )
 
 // TargetReference names an object, in the ScheduledPodAutoscaler's namespace, that almanac
@@ -134,8 +134,9 @@ const ReleaseFinalizer = "autoscaling.almanac.dev/release-target"
 // The fight rule: when another field manager (a Helm upgrade, an Argo CD sync) writes a field
 // that almanac owns on an attached target, almanac puts its value back, with an event naming
 // that manager; after MaxPutBacks put-backs within PutBackWindow it stops writing and sets the
-// Conflict condition, until the ScheduledPodAutoscaler's spec changes.
+// Conflict condition, until the ScheduledPodAutoscaler's spec changes. It is api/putback's
+// rule, which sleeps follow too.
 const (
-	MaxPutBacks   = 3
-	PutBackWindow = 5 * time.Minute
+	MaxPutBacks   = putback.Max
+	PutBackWindow = putback.Window
 )
