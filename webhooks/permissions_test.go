@@ -162,6 +162,21 @@ func TestDelegatedActions(t *testing.T) {
 		}), old: ej(nil)},
 		{name: "EventJob: resumed", obj: ej(nil), old: ej(func(o *batchv1alpha1.EventJob) { o.Spec.Suspend = true }),
 			wantField: "spec.suspend", want: jobs},
+		{name: "EventJob: a trigger added to triggers", obj: ej(fanIn("a", "b", "c")), old: ej(fanIn("a", "b")),
+			wantField: "spec.triggers", want: jobs},
+		{name: "EventJob: a trigger's type changed in triggers", obj: ej(func(o *batchv1alpha1.EventJob) {
+			fanIn("a", "b")(o)
+			o.Spec.Triggers[1].Type = batchv1alpha1.TriggerTypeAny
+		}), old: ej(fanIn("a", "b")), wantField: "spec.triggers", want: jobs},
+		{name: "EventJob: fanIn changed (AnyOf starts a set sooner)", obj: ej(func(o *batchv1alpha1.EventJob) {
+			fanIn("a", "b")(o)
+			o.Spec.FanIn.Require = batchv1alpha1.FanInAnyOf
+		}), old: ej(fanIn("a", "b")), wantField: "spec.fanIn", want: jobs},
+		{name: "EventJob: trigger became triggers", obj: ej(fanIn("hello")), old: ej(nil), wantField: "spec.trigger", want: jobs},
+		{name: "EventJob with triggers: suspended", obj: ej(func(o *batchv1alpha1.EventJob) {
+			fanIn("a", "b")(o)
+			o.Spec.Suspend = true
+		}), old: ej(fanIn("a", "b"))},
 		{name: "EventJob: the template changed", obj: ej(func(o *batchv1alpha1.EventJob) {
 			o.Spec.JobTemplate.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
 		}), old: ej(nil), wantField: "spec.jobTemplate", want: jobs},
@@ -771,6 +786,18 @@ func TestStartingAJobNeedsCreateJobs(t *testing.T) {
 				t.Errorf("refused with %d %q; want 403 with %q", resp.Result.Code, resp.Result.Message, tt.refused)
 			}
 		})
+	}
+}
+
+// fanIn makes an EventJob's triggers the ScheduledJobs named, in place of its trigger.
+func fanIn(names ...string) func(*batchv1alpha1.EventJob) {
+	return func(o *batchv1alpha1.EventJob) {
+		o.Spec.Trigger = batchv1alpha1.Trigger{}
+		o.Spec.Triggers = nil
+		for _, n := range names {
+			o.Spec.Triggers = append(o.Spec.Triggers, batchv1alpha1.Trigger{APIVersion: batchv1alpha1.GroupVersion.String(), Kind: batchv1alpha1.TriggerKindScheduledJob, Name: n, Type: batchv1alpha1.TriggerTypeComplete})
+		}
+		o.Spec.FanIn = &batchv1alpha1.FanIn{Require: batchv1alpha1.FanInAllOf, PairBy: batchv1alpha1.FanInPairBySlot, OnFailure: batchv1alpha1.FanInSkip}
 	}
 }
 

@@ -130,19 +130,32 @@ func DefaultScheduledJob(sj *batchv1alpha1.ScheduledJob) []string {
 	return warnings
 }
 
-// DefaultEventJob fills in the trigger's apiVersion from its kind (batch/v1 for Job and
-// CronJob, batch.almanac.dev/v1alpha1 for ScheduledJob and EventJob), the trigger type
-// Complete, and the Job policies.
+// DefaultEventJob fills in each trigger's apiVersion from its kind (batch/v1 for Job and
+// CronJob, batch.almanac.dev/v1alpha1 for ScheduledJob and EventJob) and its type Complete;
+// with triggers, fanIn's require AllOf, pairBy Slot, onFailure Skip and, for pairBy Slot,
+// horizonSeconds (batchv1alpha1.EventJobSpec.EffectiveFanIn); and the Job policies.
 func DefaultEventJob(ej *batchv1alpha1.EventJob) []string {
-	trigger := &ej.Spec.Trigger
-	if trigger.APIVersion == "" {
-		trigger.APIVersion = triggerAPIVersion(trigger.Kind)
+	if ej.Spec.Trigger != (batchv1alpha1.Trigger{}) {
+		defaultTrigger(&ej.Spec.Trigger)
 	}
-	if trigger.Type == "" {
-		trigger.Type = batchv1alpha1.TriggerTypeComplete
+	for i := range ej.Spec.Triggers {
+		defaultTrigger(&ej.Spec.Triggers[i])
+	}
+	if ej.IsFanIn() {
+		f := ej.Spec.EffectiveFanIn()
+		ej.Spec.FanIn = &f
 	}
 	defaultJobPolicy(&ej.Spec.JobPolicy)
 	return nil
+}
+
+func defaultTrigger(t *batchv1alpha1.Trigger) {
+	if t.APIVersion == "" {
+		t.APIVersion = triggerAPIVersion(t.Kind)
+	}
+	if t.Type == "" {
+		t.Type = batchv1alpha1.TriggerTypeComplete
+	}
 }
 
 func defaultJobPolicy(p *batchv1alpha1.JobPolicy) {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
@@ -24,6 +25,8 @@ func TestSchemaMaxima(t *testing.T) {
 		"scheduledjobs spec.failedJobsHistoryLimit":     float64(batchv1alpha1.MaxJobsHistoryLimit),
 		"eventjobs spec.successfulJobsHistoryLimit":     float64(batchv1alpha1.MaxJobsHistoryLimit),
 		"eventjobs spec.failedJobsHistoryLimit":         float64(batchv1alpha1.MaxJobsHistoryLimit),
+		"eventjobs spec.fanIn.horizonSeconds":           float64(batchv1alpha1.MaxFanInHorizonSeconds),
+		"eventjobs spec.fanIn.windowSeconds":            float64(batchv1alpha1.MaxFanInWindowSeconds),
 	}
 	got := map[string]float64{}
 	err := fs.WalkDir(crd.Bases, ".", func(path string, d fs.DirEntry, err error) error {
@@ -72,5 +75,50 @@ func TestSchemaMaxima(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("schema maxima (-want +got):\n%s", diff)
+	}
+}
+
+// TestFanInSchemaBounds: the lists of an EventJob's fan-in are bounded in the schema by the
+// numbers the reconciler bounds them by in code (a status list bounded only by the schema
+// wedges the controller once it passes the bound), and horizonSeconds' minimum is
+// MinFanInHorizonSeconds.
+func TestFanInSchemaBounds(t *testing.T) {
+	data, err := fs.ReadFile(crd.Bases, "bases/batch.almanac.dev_eventjobs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, c); err != nil {
+		t.Fatal(err)
+	}
+	root := c.Spec.Versions[0].Schema.OpenAPIV3Schema
+	at := func(path ...string) apiextensionsv1.JSONSchemaProps {
+		s := *root
+		for _, p := range path {
+			if p == "[]" {
+				s = *s.Items.Schema
+				continue
+			}
+			s = s.Properties[p]
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		path []string
+		want int64
+	}{
+		{[]string{"spec", "triggers"}, batchv1alpha1.MaxTriggers},
+		{[]string{"status", "fanIn", "sets"}, batchv1alpha1.MaxFanInSets},
+		{[]string{"status", "fanIn", "sets", "[]", "members"}, batchv1alpha1.MaxTriggers},
+	} {
+		if got := at(tt.path...).MaxItems; got == nil || *got != tt.want {
+			t.Errorf("%s: maxItems %v, want %d", strings.Join(tt.path, "."), got, tt.want)
+		}
+	}
+	if rules := at("spec", "fanIn", "horizonSeconds").XValidations; len(rules) != 1 || rules[0].Rule != fmt.Sprintf("self >= %d", batchv1alpha1.MinFanInHorizonSeconds) {
+		t.Errorf("spec.fanIn.horizonSeconds: rules %v, want self >= %d", rules, batchv1alpha1.MinFanInHorizonSeconds)
+	}
+	if got := at("status", "fanIn", "sets", "[]", "members", "[]", "trigger").Maximum; got == nil || *got != batchv1alpha1.MaxTriggers-1 {
+		t.Errorf("status.fanIn.sets[].members[].trigger: maximum %v, want %d", got, batchv1alpha1.MaxTriggers-1)
 	}
 }

@@ -505,7 +505,7 @@ func (l *inputLookup) EventJobFollowers(_ context.Context, namespace, name strin
 	var out []*batchv1alpha1.EventJob
 	for key, obj := range l.admitted {
 		if ej, ok := obj.(*batchv1alpha1.EventJob); ok && key.namespace == namespace &&
-			ej.Spec.Trigger.UpstreamKey() == batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, string(batchv1alpha1.TriggerKindEventJob), name) {
+			slices.Contains(batchv1alpha1.EventJobTrigger(ej), batchv1alpha1.ControllerKey(batchv1alpha1.GroupVersion.Group, string(batchv1alpha1.TriggerKindEventJob), name)) {
 			out = append(out, ej)
 		}
 	}

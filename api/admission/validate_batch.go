@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -109,12 +110,13 @@ func validateAt(v *verdict, spec *batchv1alpha1.ScheduledJobSpec, sched *timing.
 	}
 }
 
-// ValidateEventJob checks that the name leaves room for the Jobs' names and that the trigger
-// keeps the rule of EventJob chains (batchv1alpha1.CheckTriggerChain): it closes no cycle of
-// EventJobs (A triggers on B, B on A), and neither this EventJob's chain of EventJob triggers
-// nor that of an EventJob below it is longer than batchv1alpha1.MaxTriggerChain; and it warns
-// when the trigger's object does not exist. old is nil on create; on update the chain is
-// checked when the trigger changed.
+// ValidateEventJob checks that the name leaves room for the Jobs' names and that the
+// triggers keep the rule of EventJob chains (batchv1alpha1.CheckTriggerChain): none names
+// this EventJob, they close no cycle of EventJobs (A triggers on B, B on A), and neither this
+// EventJob's chains of EventJob triggers nor those of an EventJob below it are longer than
+// batchv1alpha1.MaxTriggerChain; and it warns when a trigger's object does not exist. old is
+// nil on create; on update the chain is checked when a trigger changed. What the schema says
+// of spec.triggers and spec.fanIn (how many, each upstream once, the bounds) is the schema's.
 func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env Env) (field.ErrorList, []string, error) {
 	if ej.DeletionTimestamp != nil {
 		return nil, nil, nil
@@ -123,22 +125,26 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 		errs     field.ErrorList
 		warnings []string
 	)
-	trigger := ej.Spec.Trigger
-	triggerChanged := old == nil || old.Spec.Trigger != trigger
-	namePath := specPath.Child("trigger", "name")
-	if ej.TriggersOnItself() && triggerChanged {
-		errs = append(errs, field.Invalid(namePath, trigger.Name,
-			"an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; trigger on the Job, CronJob, ScheduledJob or EventJob that should start it"))
+	triggerChanged := old == nil || old.Spec.Trigger != ej.Spec.Trigger || !slices.Equal(old.Spec.Triggers, ej.Spec.Triggers)
+	if triggerChanged {
+		for i, t := range ej.TriggerList() {
+			if t.Kind == batchv1alpha1.TriggerKindEventJob && t.Name == ej.Name && t.Group() == batchv1alpha1.GroupVersion.Group {
+				errs = append(errs, field.Invalid(triggerPath(ej, i).Child("name"), t.Name,
+					"an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; trigger on the Job, CronJob, ScheduledJob or EventJob that should start it"))
+			}
+		}
 	}
 	if env.Objects != nil && len(errs) == 0 {
-		gv, _ := schema.ParseGroupVersion(trigger.APIVersion)
-		exists, err := env.Objects.Exists(ctx, gv.WithKind(string(trigger.Kind)), ej.Namespace, trigger.Name)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !exists {
-			warnings = append(warnings, fmt.Sprintf("spec.trigger.name: %s %q does not exist in namespace %q: the EventJob starts no Job until it exists and %s",
-				trigger.Kind, trigger.Name, ej.Namespace, triggerRuns(trigger.Kind)))
+		for i, t := range ej.TriggerList() {
+			gv, _ := schema.ParseGroupVersion(t.APIVersion)
+			exists, err := env.Objects.Exists(ctx, gv.WithKind(string(t.Kind)), ej.Namespace, t.Name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !exists {
+				warnings = append(warnings, fmt.Sprintf("%s: %s %q does not exist in namespace %q: the EventJob starts no Job until it exists and %s",
+					triggerPath(ej, i).Child("name"), t.Kind, t.Name, ej.Namespace, triggerRuns(ej, t.Kind)))
+			}
 		}
 		if triggerChanged {
 			problem, err := batchv1alpha1.CheckTriggerChain(ej,
@@ -156,7 +162,14 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 			}
 		}
 	}
-	errs = append(errs, validateJobOwner(ej.Name, "EventJob", "derived from the upstream Job's UID", old == nil, &warnings)...)
+	if ej.IsFanIn() && triggerChanged {
+		warnings = append(warnings, fanInWarnings(ej)...)
+	}
+	suffix := "derived from the upstream Job's UID"
+	if ej.IsFanIn() {
+		suffix = "derived from the set's slot or first run"
+	}
+	errs = append(errs, validateJobOwner(ej.Name, "EventJob", suffix, old == nil, &warnings)...)
 	var oldTemplate *corev1.PodTemplateSpec
 	if old != nil {
 		oldTemplate = &old.Spec.JobTemplate.Spec.Template
@@ -165,18 +178,61 @@ func ValidateEventJob(ctx context.Context, ej, old *batchv1alpha1.EventJob, env 
 	return errs, warnings, nil
 }
 
-// triggerChainError is the refusal of an EventJob whose trigger closes a cycle or makes a
+// triggerPath is the field path of ej's ith trigger: spec.trigger, or spec.triggers[i].
+func triggerPath(ej *batchv1alpha1.EventJob, i int) *field.Path {
+	if ej.IsFanIn() {
+		return specPath.Child("triggers").Index(i)
+	}
+	return specPath.Child("trigger")
+}
+
+// fanInWarnings warns of triggers whose runs a fan-in by slot cannot pair: a named Job carries
+// a slot only if whoever created it wrote one.
+func fanInWarnings(ej *batchv1alpha1.EventJob) []string {
+	if ej.Spec.EffectiveFanIn().PairBy != batchv1alpha1.FanInPairBySlot {
+		return nil
+	}
+	var out []string
+	for i, t := range ej.Spec.Triggers {
+		if t.Kind == batchv1alpha1.TriggerKindJob {
+			out = append(out, fmt.Sprintf("%s: Job %q pairs by slot only if it carries the annotation %s or %s; a Job without a slot starts nothing "+
+				"(name the CronJob or ScheduledJob that creates it, or pair by window: fanIn.pairBy: Window)",
+				triggerPath(ej, i).Child("kind"), t.Name, batchv1alpha1.AnnotationScheduledTime, batchv1.CronJobScheduledTimestampAnnotation))
+		}
+	}
+	return out
+}
+
+// triggerChainError is the refusal of an EventJob whose triggers close a cycle or make a
 // chain of EventJob triggers longer than batchv1alpha1.MaxTriggerChain: its own chain, or the
 // chain of an EventJob below it (this EventJob was added or moved upstream of it).
 func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChainError) *field.Error {
-	namePath := specPath.Child("trigger", "name")
+	// The path of the trigger the problem goes through: the EventJob after this one on the
+	// cycle or chain, or the first EventJob trigger.
+	at := ej.Name
 	switch {
+	case len(p.Cycle) > 1:
+		at = p.Cycle[1]
+	case p.Chain != nil && p.Below+1 < len(p.Chain):
+		at = p.Chain[p.Below+1]
+	}
+	namePath, value := specPath.Child("trigger", "name"), ej.Spec.Trigger.Name
+	for i, t := range ej.TriggerList() {
+		if t.Kind == batchv1alpha1.TriggerKindEventJob && (t.Name == at || at == ej.Name) {
+			namePath, value = triggerPath(ej, i).Child("name"), t.Name
+			break
+		}
+	}
+	switch {
+	case p.Unchecked:
+		return field.Invalid(namePath, value, batchv1alpha1.UncheckedText+
+			": trigger on fewer EventJobs, or on the Jobs, CronJobs or ScheduledJobs that start them")
 	case p.Cycle != nil:
-		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+		return field.Invalid(namePath, value, fmt.Sprintf(
 			"this trigger closes a cycle: %s; each Job would start the next one, forever: trigger on an object outside the cycle",
 			batchv1alpha1.CycleText(p.Cycle)))
 	case p.Below == 0:
-		return field.Invalid(namePath, ej.Spec.Trigger.Name, fmt.Sprintf(
+		return field.Invalid(namePath, value, fmt.Sprintf(
 			"the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
 				"trigger on an EventJob nearer the start of the chain, or on the Job, CronJob or ScheduledJob that starts it",
 			p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast)))
@@ -187,15 +243,20 @@ func triggerChainError(ej *batchv1alpha1.EventJob, p *batchv1alpha1.TriggerChain
 			"so that no EventJob is more than %d from the start",
 		p.Chain[0], plural(p.Below, "EventJob"), p.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(p.Chain, p.AtLeast), batchv1alpha1.MaxTriggerChain)
 	if ej.TriggersOnEventJob() {
-		return field.Invalid(namePath, ej.Spec.Trigger.Name, detail)
+		return field.Invalid(namePath, value, detail)
 	}
 	// Its own trigger is no EventJob: what lengthens the chain below is that it exists, under
 	// the name the EventJobs below trigger on.
 	return field.Invalid(field.NewPath("metadata", "name"), ej.Name, detail+", or give this EventJob another name")
 }
 
-func triggerRuns(kind batchv1alpha1.TriggerKind) string {
-	if kind == batchv1alpha1.TriggerKindJob {
+func triggerRuns(ej *batchv1alpha1.EventJob, kind batchv1alpha1.TriggerKind) string {
+	switch {
+	case ej.IsFanIn() && kind == batchv1alpha1.TriggerKindJob:
+		return "ends"
+	case ej.IsFanIn():
+		return "one of its Jobs ends"
+	case kind == batchv1alpha1.TriggerKindJob:
 		return "reaches the trigger condition"
 	}
 	return "one of its Jobs reaches the trigger condition"

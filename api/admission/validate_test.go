@@ -636,6 +636,17 @@ func eventJob(name string, kind batchv1alpha1.TriggerKind, trigger string) *batc
 	return ej
 }
 
+// fanInJob is an EventJob whose triggers are the objects of the kinds and names given.
+func fanInJob(name string, kinds []batchv1alpha1.TriggerKind, names ...string) *batchv1alpha1.EventJob {
+	ej := eventJob(name, "CronJob", "x")
+	ej.Spec.Trigger = batchv1alpha1.Trigger{}
+	for i, n := range names {
+		ej.Spec.Triggers = append(ej.Spec.Triggers, batchv1alpha1.Trigger{APIVersion: triggerAPIVersion(kinds[i]), Kind: kinds[i], Name: n, Type: "Complete"})
+	}
+	DefaultEventJob(ej)
+	return ej
+}
+
 func TestValidateEventJob(t *testing.T) {
 	hello := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "hello"}}
 	tests := []struct {
@@ -692,6 +703,38 @@ func TestValidateEventJob(t *testing.T) {
 		objects: []Object{hello},
 		want: result{Errors: []string{`metadata.name: Too long: 60 characters, but an EventJob's name may have at most 52: its Jobs are named "<name>-<suffix>" with a suffix of up to 10 characters ` +
 			`(derived from the upstream Job's UID), and a Job's name must fit the 63-character job-name label of its Pods; shorten the name by 8 characters`}},
+	}, {
+		name:    "triggers that exist",
+		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "EventJob"}, "hello", "b"),
+		objects: []Object{hello, eventJob("b", "CronJob", "hello")},
+	}, {
+		name:    "a missing trigger among several",
+		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "ScheduledJob"}, "hello", "nightly"),
+		objects: []Object{hello},
+		want:    result{Warnings: []string{`spec.triggers[1].name: ScheduledJob "nightly" does not exist in namespace "ns": the EventJob starts no Job until it exists and one of its Jobs ends`}},
+	}, {
+		name: "itself among several triggers",
+		obj:  fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "EventJob"}, "hello", "r"),
+		want: result{Errors: []string{`spec.triggers[1].name: Invalid value: "r": an EventJob cannot trigger on itself: each of its Jobs would start another one, forever; ` +
+			`trigger on the Job, CronJob, ScheduledJob or EventJob that should start it`}},
+	}, {
+		name:    "a cycle through the second of several triggers",
+		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"EventJob", "EventJob"}, "b", "c"),
+		objects: []Object{eventJob("b", "CronJob", "hello"), hello, eventJob("c", "EventJob", "r")},
+		want: result{Errors: []string{`spec.triggers[1].name: Invalid value: "c": this trigger closes a cycle: EventJob "r" triggers on EventJob "c", which triggers on EventJob "r"; ` +
+			`each Job would start the next one, forever: trigger on an object outside the cycle`}},
+	}, {
+		name:    "a named Job paired by slot",
+		obj:     fanInJob("r", []batchv1alpha1.TriggerKind{"CronJob", "Job"}, "hello", "migrate"),
+		objects: []Object{hello, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "migrate"}}},
+		want: result{Warnings: []string{`spec.triggers[1].kind: Job "migrate" pairs by slot only if it carries the annotation batch.almanac.dev/scheduled-time or ` +
+			`batch.kubernetes.io/cronjob-scheduled-timestamp; a Job without a slot starts nothing (name the CronJob or ScheduledJob that creates it, or pair by window: fanIn.pairBy: Window)`}},
+	}, {
+		name:    "name too long for the Jobs of sets",
+		obj:     fanInJob(strings.Repeat("e", 60), []batchv1alpha1.TriggerKind{"CronJob"}, "hello"),
+		objects: []Object{hello},
+		want: result{Errors: []string{`metadata.name: Too long: 60 characters, but an EventJob's name may have at most 52: its Jobs are named "<name>-<suffix>" with a suffix of up to 10 characters ` +
+			`(derived from the set's slot or first run), and a Job's name must fit the 63-character job-name label of its Pods; shorten the name by 8 characters`}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

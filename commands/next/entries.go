@@ -315,6 +315,11 @@ func eventJobEntry(ej *batchv1alpha1.EventJob, jobs map[string]Entry, now time.T
 		e.Reasons = append(e.Reasons, "suspended (spec.suspend): upstream Jobs that finish meanwhile start no run, now or later")
 		return e
 	}
+	if ej.IsFanIn() {
+		e.Reasons = append(e.Reasons, fanInReasons(ej, jobs, now)...)
+		e.Reasons = append(e.Reasons, concurrency(ej.Spec.ConcurrencyPolicy, ej.Status.Active, ej.Status.ActiveOverflow, "a set that completes meanwhile starts no run")...)
+		return e
+	}
 	outcome := map[batchv1alpha1.TriggerType]string{
 		batchv1alpha1.TriggerTypeComplete: "completes", batchv1alpha1.TriggerTypeFailed: "fails", batchv1alpha1.TriggerTypeAny: "finishes",
 	}[tr.EffectiveType()]
@@ -339,4 +344,71 @@ func eventJobEntry(ej *batchv1alpha1.EventJob, jobs map[string]Entry, now time.T
 	}
 	e.Reasons = append(e.Reasons, concurrency(ej.Spec.ConcurrencyPolicy, ej.Status.Active, ej.Status.ActiveOverflow, "an upstream Job that finishes meanwhile starts no run")...)
 	return e
+}
+
+// openSetsShown is how many open sets of a fan-in EventJob are listed.
+const openSetsShown = 3
+
+// fanInReasons says what an EventJob with spec.triggers waits for: the rule of its sets
+// (batchv1alpha1.EventJob.FanInCondition, as its Ready condition says it), the open sets of
+// its record (the newest first) with the runs they have and those they wait for, until when,
+// and the next run of each upstream ScheduledJob.
+func fanInReasons(ej *batchv1alpha1.EventJob, jobs map[string]Entry, now time.Time) []string {
+	out := []string{"waits until " + ej.FanInCondition()}
+	f := ej.Spec.EffectiveFanIn()
+	var open []batchv1alpha1.FanInSet
+	if st := ej.Status.FanIn; st != nil {
+		for _, s := range st.Sets {
+			if s.Decision == "" {
+				open = append(open, s)
+			}
+		}
+	}
+	slices.Reverse(open)
+	for i, s := range open {
+		if i == openSetsShown {
+			out = append(out, fmt.Sprintf("and %d more open sets", len(open)-openSetsShown))
+			break
+		}
+		var has, waits []string
+		for k, t := range ej.Spec.Triggers {
+			m := slices.IndexFunc(s.Members, func(m batchv1alpha1.FanInMember) bool { return int(m.Trigger) == k })
+			if m < 0 {
+				waits = append(waits, fmt.Sprintf("%s %s", t.Kind, t.Name))
+				continue
+			}
+			has = append(has, fmt.Sprintf("%s (%s)", s.Members[m].JobName, s.Members[m].Condition))
+		}
+		what := "the set of slot " + timing.InstantText(s.Time.Time, timing.Zone{})
+		if f.PairBy == batchv1alpha1.FanInPairByWindow {
+			what = "the set from " + timing.InstantText(s.Time.Time, timing.Zone{})
+		}
+		until := s.Time.Add(f.Reach())
+		line := fmt.Sprintf("%s has %s", what, strings.Join(has, ", "))
+		switch {
+		case len(waits) == 0:
+			line += "; it is complete, and its run has not started yet"
+		case until.After(now):
+			line += fmt.Sprintf("; it waits for %s until %s (in %s)", strings.Join(waits, ", "), timing.InstantText(until, timing.Zone{}), humanIn(until.Sub(now)))
+		default:
+			line += fmt.Sprintf("; it waited for %s until %s and expires at the next reconcile", strings.Join(waits, ", "), timing.InstantText(until, timing.Zone{}))
+		}
+		out = append(out, line)
+	}
+	if st := ej.Status.FanIn; st != nil && st.FailedSets+st.ExpiredSets > 0 {
+		out = append(out, fmt.Sprintf("so far %d sets started no run because an upstream Job failed, %d because they expired", st.FailedSets, st.ExpiredSets))
+	}
+	for _, t := range ej.Spec.Triggers {
+		if t.Kind != batchv1alpha1.TriggerKindScheduledJob {
+			continue
+		}
+		if up, ok := jobs[ej.Namespace+"/"+t.Name]; ok {
+			if up.Next.IsZero() {
+				out = append(out, "ScheduledJob "+t.Name+" has no run ahead: "+strings.Join(up.Reasons, "; "))
+			} else {
+				out = append(out, fmt.Sprintf("ScheduledJob %s runs next at %s (in %s)", t.Name, timing.InstantText(up.Next, up.Zone), humanIn(up.Next.Sub(now))))
+			}
+		}
+	}
+	return out
 }

@@ -54,7 +54,9 @@ func NewCommand() *cobra.Command {
                           before it, suspended, held by a missing calendar, concurrencyPolicy
                           Forbid while a Job runs.
   EventJob                what it waits for (the upstream Jobs and their outcome), and the next
-                          run of an upstream ScheduledJob.
+                          run of an upstream ScheduledJob; with several triggers (fan-in), the
+                          rule of its sets, its open sets with the runs they have and those they
+                          wait for until their horizon, and how many sets failed or expired.
 
 The answers come from the controller's own engine, with the calendars that the objects name as
 the controller finds them, so they are what the controller will do if nothing changes. Times

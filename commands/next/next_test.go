@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,5 +122,39 @@ func TestEntriesBusinessDays(t *testing.T) {
 		`are all closed by Calendar closed, so its business-day forms find no day; check the calendars (spec.calendars) and the business days (spec.businessDays)`
 	if e := got["frozen"]; !e.Next.IsZero() || len(e.Reasons) == 0 || e.Reasons[0] != want {
 		t.Errorf("frozen: %+v, want the reason %q", e, want)
+	}
+}
+
+// TestEntriesFanIn: what an EventJob with several triggers waits for: the rule of its sets,
+// its open sets (newest first) with the runs they have and those they wait for, until when,
+// what its sets came to, and the next run of each upstream ScheduledJob.
+func TestEntriesFanIn(t *testing.T) {
+	now := time.Date(2030, time.March, 4, 9, 30, 0, 0, time.UTC)
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "shop", Name: name} }
+	ej := batchv1alpha1.EventJob{ObjectMeta: meta("report"), Spec: batchv1alpha1.EventJobSpec{Triggers: []batchv1alpha1.Trigger{
+		{Kind: batchv1alpha1.TriggerKindScheduledJob, Name: "a"}, {Kind: batchv1alpha1.TriggerKindScheduledJob, Name: "b"}, {Kind: batchv1alpha1.TriggerKindCronJob, Name: "c"},
+	}, FanIn: &batchv1alpha1.FanIn{HorizonSeconds: ptr.To(int64(3600))}}}
+	slot := func(h int) metav1.Time { return metav1.NewTime(time.Date(2030, time.March, 4, h, 0, 0, 0, time.UTC)) }
+	ej.Status.FanIn = &batchv1alpha1.FanInStatus{FailedSets: 1, ExpiredSets: 2, Sets: []batchv1alpha1.FanInSet{
+		{Key: "2030-03-04T08:00:00Z", Time: slot(8), Decision: batchv1alpha1.FanInStarted},
+		{Key: "2030-03-04T09:00:00Z", Time: slot(9), Members: []batchv1alpha1.FanInMember{
+			{Trigger: 0, JobName: "a-1", Condition: "Complete"}, {Trigger: 2, JobName: "c-1", Condition: "Complete"}}},
+	}}
+	a := batchv1alpha1.ScheduledJob{ObjectMeta: meta("a"), Spec: batchv1alpha1.ScheduledJobSpec{Schedule: "0 * * * *", TimeZone: "UTC"}}
+	got := Entries(context.Background(), Objects{ScheduledJobs: []batchv1alpha1.ScheduledJob{a}, EventJobs: []batchv1alpha1.EventJob{ej}}, now)
+	var e Entry
+	for _, x := range got {
+		if x.Name == "report" {
+			e = x
+		}
+	}
+	want := []string{
+		"waits until each of ScheduledJob a, ScheduledJob b and CronJob c has a Job that completed, for the same slot (a set waits 3600 s after its slot; a Job that ended otherwise skips its set)",
+		"the set of slot 2030-03-04 09:00 UTC has a-1 (Complete), c-1 (Complete); it waits for ScheduledJob b until 2030-03-04 10:00 UTC (in 30m)",
+		"so far 1 sets started no run because an upstream Job failed, 2 because they expired",
+		"ScheduledJob a runs next at 2030-03-04 10:00 UTC (in 30m)",
+	}
+	if diff := cmp.Diff(want, e.Reasons); diff != "" {
+		t.Errorf("reasons (-want +got):\n%s", diff)
 	}
 }

@@ -20,8 +20,8 @@ import (
 // clusterSource is the File of the documents read from the cluster.
 const clusterSource = "(cluster)"
 
-// runCluster is `almanac preview --cluster`: the ScheduledPodAutoscalers, Schedules and
-// ScheduledJobs of a namespace (or of the cluster) and the calendars they name, read from the
+// runCluster is `almanac preview --cluster`: the ScheduledPodAutoscalers, Schedules,
+// ScheduledJobs and fan-in EventJobs of a namespace (or of the cluster) and the calendars they name, read from the
 // cluster and previewed by the code that previews -f: they are documents as -f reads them,
 // already admitted (the cluster stored them), so only admission is left out.
 func runCluster(ctx context.Context, stdout, stderr io.Writer, opts options, rng Range) error {
@@ -52,17 +52,19 @@ func runCluster(ctx context.Context, stdout, stderr io.Writer, opts options, rng
 	return write(stdout, opts.output, report)
 }
 
-// clusterDocuments lists the ScheduledPodAutoscalers, Schedules and ScheduledJobs of ns (every
+// clusterDocuments lists the ScheduledPodAutoscalers, Schedules, ScheduledJobs and EventJobs
+// with several triggers of ns (every
 // namespace when ns is "") and reads the Calendars and ClusterCalendars that they name, and
 // returns them as documents, calendars first (as kubectl apply orders them).
 func clusterDocuments(ctx context.Context, c client.Reader, ns string) ([]manifest.Document, error) {
 	spas := &autoscalingv1alpha1.ScheduledPodAutoscalerList{}
 	schedules := &autoscalingv1alpha1.ScheduleList{}
 	jobs := &batchv1alpha1.ScheduledJobList{}
+	eventJobs := &batchv1alpha1.EventJobList{}
 	for _, l := range []struct {
 		r    kube.Resource
 		list client.ObjectList
-	}{{kube.ScheduledPodAutoscalers, spas}, {kube.Schedules, schedules}, {kube.ScheduledJobs, jobs}} {
+	}{{kube.ScheduledPodAutoscalers, spas}, {kube.Schedules, schedules}, {kube.ScheduledJobs, jobs}, {kube.EventJobs, eventJobs}} {
 		if err := kube.List(ctx, c, l.r, ns, l.list); err != nil {
 			return nil, err
 		}
@@ -124,6 +126,11 @@ func clusterDocuments(ctx context.Context, c client.Reader, ns string) ([]manife
 	for i := range jobs.Items {
 		objs = append(objs, &jobs.Items[i])
 	}
+	for i := range eventJobs.Items {
+		if eventJobs.Items[i].IsFanIn() {
+			objs = append(objs, &eventJobs.Items[i])
+		}
+	}
 	docs := make([]manifest.Document, 0, len(objs))
 	for i, obj := range objs {
 		d, err := document(obj, i)
@@ -145,6 +152,8 @@ func gvkOf(obj client.Object) schema.GroupVersionKind {
 		return scheduleGK.WithVersion(autoscalingv1alpha1.GroupVersion.Version)
 	case *batchv1alpha1.ScheduledJob:
 		return jobGK.WithVersion(batchv1alpha1.GroupVersion.Version)
+	case *batchv1alpha1.EventJob:
+		return eventJobGK.WithVersion(batchv1alpha1.GroupVersion.Version)
 	case *calendarv1alpha1.Calendar:
 		return calendarGVK
 	}

@@ -83,8 +83,13 @@ the admitted objects are previewed as they would be stored. Admission warnings a
 to show.
 
 Schedules are matched to autoscalers in the same input by namespace and
-spec.scaleTargetRef.name; objects without a namespace are in "default". Objects of other kinds
-are ignored.
+spec.scaleTargetRef.name; objects without a namespace are in "default". An EventJob with several
+triggers paired by slot (fan-in) is shown with the sets that the runs of its upstream
+ScheduledJobs in the input make, slot by slot: which start its Job (after the last upstream run
+of the slot), and which expire, with the ScheduledJob that does not run the slot and why (a
+calendar skips it, another schedule); a trigger that is not a ScheduledJob of the input is
+named in a note. Objects of other kinds, and other EventJobs (which run when an upstream Job
+ends), are ignored.
 
 The Calendars and ClusterCalendars of the input are the calendars that Schedules and
 ScheduledJobs name in spec.calendars: what they close is listed by name ("skipped: …" after
@@ -100,7 +105,7 @@ Schedules merged; an attached autoscaler has a "target" object, and each of its 
 maxReplicas with the windows shaded and labelled, to open in a browser). Refusals and warnings go to standard error.
 
 With --cluster, preview reads the live objects instead of files: the ScheduledPodAutoscalers,
-Schedules and ScheduledJobs of the namespace (-n, default the context's; every namespace with
+Schedules, ScheduledJobs and EventJobs of the namespace (-n, default the context's; every namespace with
 -A) and the Calendars and ClusterCalendars that they name, through the kubeconfig
 (--kubeconfig, --context). They are previewed by the same code as -f, as they are stored (the
 cluster admitted them), so the timeline is the one -f draws from the same objects. A calendar
@@ -144,6 +149,9 @@ type Report struct {
 	Range       Range
 	Autoscalers []Autoscaler
 	Jobs        []Job
+	// FanIns are the EventJobs with several triggers, by the runs of their upstream
+	// ScheduledJobs in the input.
+	FanIns []FanIn
 }
 
 // Autoscaler is the preview of one ScheduledPodAutoscaler.
@@ -334,6 +342,7 @@ var (
 	spaGK      = schema.GroupKind{Group: autoscalingv1alpha1.GroupVersion.Group, Kind: "ScheduledPodAutoscaler"}
 	scheduleGK = schema.GroupKind{Group: autoscalingv1alpha1.GroupVersion.Group, Kind: "Schedule"}
 	jobGK      = schema.GroupKind{Group: batchv1alpha1.GroupVersion.Group, Kind: "ScheduledJob"}
+	eventJobGK = schema.GroupKind{Group: batchv1alpha1.GroupVersion.Group, Kind: "EventJob"}
 )
 
 // Build computes the preview of the objects in docs over rng. Problems with single objects
@@ -363,6 +372,7 @@ func build(docs []manifest.Document, cals Calendars, rng Range) (Report, []strin
 		spas      []*autoscalingv1alpha1.ScheduledPodAutoscaler
 		schedules []autoscalingv1alpha1.Schedule
 		jobs      []*batchv1alpha1.ScheduledJob
+		eventJobs []*batchv1alpha1.EventJob
 		warnings  []string
 	)
 	for _, d := range docs {
@@ -377,6 +387,9 @@ func build(docs []manifest.Document, cals Calendars, rng Range) (Report, []strin
 		case jobGK:
 			job := &batchv1alpha1.ScheduledJob{}
 			jobs, into = append(jobs, job), job
+		case eventJobGK:
+			ej := &batchv1alpha1.EventJob{}
+			eventJobs, into = append(eventJobs, ej), ej
 		default:
 			continue
 		}
@@ -430,6 +443,16 @@ func build(docs []manifest.Document, cals Calendars, rng Range) (Report, []strin
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	slices.SortFunc(report.Jobs, func(a, b Job) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
+	for _, ej := range eventJobs {
+		ej.Namespace = namespaceOf(ej.Namespace)
+		if !ej.IsFanIn() {
+			continue // it runs when its upstream Job ends, which preview cannot tell
+		}
+		f := fanIn(ej, report.Jobs)
+		report.FanIns = append(report.FanIns, f)
+		warnings = append(warnings, f.Notes...)
+	}
+	slices.SortFunc(report.FanIns, func(a, b FanIn) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
 	return report, warnings, nil
 }
 
@@ -541,6 +564,8 @@ func scheduledJob(budget *timing.Budget, j *batchv1alpha1.ScheduledJob, cals Cal
 type jsonReport struct {
 	Autoscalers []jsonAutoscaler `json:"autoscalers"`
 	Jobs        []jsonJob        `json:"jobs"`
+	// EventJobs are the EventJobs with several triggers; absent when there are none.
+	EventJobs []jsonFanIn `json:"eventJobs,omitempty"`
 }
 
 type jsonAutoscaler struct {
@@ -611,7 +636,9 @@ func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // {"minReplicas","maxReplicas"}, {"minReplicaCount","maxReplicaCount"} or {"replicas"}.
 // Where calendars skip something, an autoscaler has "skipped":[{"schedule","start","end","reason"}]
 // and a ScheduledJob "skipped":[{"time","reason"}]; "notes" name the calendars that the input
-// does not hold. These fields are absent when empty.
+// does not hold. These fields are absent when empty. EventJobs with several triggers are in
+// "eventJobs":[{"namespace","name","sets":[{"slot","runs","upstream"[,"missing"]}][,"notes"]}],
+// absent when there are none.
 func WriteJSON(w io.Writer, r Report) error {
 	out := jsonReport{Autoscalers: []jsonAutoscaler{}, Jobs: []jsonJob{}}
 	for _, a := range r.Autoscalers {
@@ -649,6 +676,9 @@ func WriteJSON(w io.Writer, r Report) error {
 		}
 		jj.Notes = j.Notes
 		out.Jobs = append(out.Jobs, jj)
+	}
+	for _, f := range r.FanIns {
+		out.EventJobs = append(out.EventJobs, toJSONFanIn(f))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

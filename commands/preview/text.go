@@ -20,11 +20,11 @@ const secondFormat = "Mon 2006-01-02 15:04:05 MST"
 
 // WriteText writes a readable timeline: per autoscaler, its Schedules and one line per
 // stretch of constant bounds, with the start in UTC and in each zone its Schedules use; per
-// ScheduledJob, its runs.
+// ScheduledJob, its runs; per EventJob with several triggers, its sets.
 func WriteText(w io.Writer, r Report) error {
 	p := &printer{w: w}
 	p.printf("Preview from %s to %s\n", r.Range.From.Format(wallFormat), r.Range.To.Format(wallFormat))
-	if len(r.Autoscalers) == 0 && len(r.Jobs) == 0 {
+	if len(r.Autoscalers) == 0 && len(r.Jobs) == 0 && len(r.FanIns) == 0 {
 		p.printf("\nNo ScheduledPodAutoscaler or ScheduledJob in the input.\n")
 	}
 	for _, a := range r.Autoscalers {
@@ -32,6 +32,9 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	for _, j := range r.Jobs {
 		p.job(j)
+	}
+	for _, f := range r.FanIns {
+		p.fanIn(f)
 	}
 	return p.err
 }

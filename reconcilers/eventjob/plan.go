@@ -38,12 +38,35 @@ func fires(tt batchv1alpha1.TriggerType, o jobs.Outcome) bool {
 	}
 }
 
-// trigger is an upstream Job that reached the trigger condition and has not been handled.
+// trigger is a run to start: an upstream Job that reached the trigger condition and has not
+// been handled, or (fan-in) a set of upstream runs that is complete.
 type trigger struct {
+	// job is the upstream Job; for a set, the run that completed it (read from the record, so
+	// only its name, namespace and UID are set).
 	job     *batchv1.Job
 	outcome jobs.Outcome
 	// suspended is true when the EventJob is suspended: the trigger is handled without a run.
 	suspended bool
+	// set is the complete set this run is for (a copy of its record); nil for an upstream Job
+	// of spec.trigger.
+	set *batchv1alpha1.FanInSet
+}
+
+// jobName returns the name of the run's Job: derived from the upstream Job's UID, or from the
+// set's key.
+func (tr *trigger) jobName(owner string) string {
+	if tr.set != nil {
+		return batchv1alpha1.FanInJobName(owner, tr.set.Key)
+	}
+	return batchv1alpha1.EventJobName(owner, tr.job.UID)
+}
+
+// describe names the run in messages: "upstream Job hello-1", or "the set of slot …".
+func (tr *trigger) describe() string {
+	if tr.set != nil {
+		return describeSet(tr.set)
+	}
+	return "upstream Job " + tr.job.Name
 }
 
 // plan is what an EventJob should do now: a pure function of its spec and status, its
@@ -62,6 +85,8 @@ type plan struct {
 	running []*batchv1.Job
 	// invalid is a user error that stops all runs until the spec changes.
 	invalid error
+	// fanIn is the plan of an EventJob with spec.triggers: its sets; nil for spec.trigger.
+	fanIn *fanInPlan
 }
 
 // decide computes the plan for ej at now, from the upstream Jobs (all Jobs the trigger
@@ -77,21 +102,11 @@ type plan struct {
 // unhandled: once the chain is fixed (by changing a trigger on it), they start their runs.
 func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, chain *batchv1alpha1.TriggerChainError, now time.Time) plan {
 	var p plan
-	if ej.TriggersOnItself() {
-		p.invalid = fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
+	if p.invalid = invalidTrigger(ej, chain); p.invalid != nil {
 		return p
 	}
-	switch {
-	case chain == nil:
-	case chain.Cycle != nil:
-		p.invalid = fmt.Errorf("the trigger closes a cycle: %s; each Job would start the next one, forever, so no EventJob on the cycle starts a Job: "+
-			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(chain.Cycle))
-		return p
-	default:
-		p.invalid = fmt.Errorf("the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
-			"this EventJob is more than %d from the chain's start, so it starts no Job: trigger it, or an EventJob above it, on an object nearer the start "+
-			"of the chain (the Job, CronJob or ScheduledJob that starts it)",
-			chain.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(chain.Chain, chain.AtLeast), batchv1alpha1.MaxTriggerChain)
+	if ej.IsFanIn() {
+		decideFanIn(&p, ej, upstream, downstream, now)
 		return p
 	}
 	p.watermark = startingWatermark(ej, now)
@@ -124,6 +139,27 @@ func decide(ej *batchv1alpha1.EventJob, upstream, downstream []*batchv1.Job, cha
 	}
 	p.running = jobs.Active(downstream)
 	return p
+}
+
+// invalidTrigger returns what keeps ej from starting any Job: a trigger that names ej itself,
+// a cycle, or a chain too long (chain, from batchv1alpha1.CheckTriggerChain); nil for nothing.
+func invalidTrigger(ej *batchv1alpha1.EventJob, chain *batchv1alpha1.TriggerChainError) error {
+	if ej.TriggersOnItself() {
+		return fmt.Errorf("the trigger names this EventJob itself, which would start a run for each of its own runs; name another object")
+	}
+	switch {
+	case chain == nil:
+		return nil
+	case chain.Cycle != nil:
+		return fmt.Errorf("the trigger closes a cycle: %s; each Job would start the next one, forever, so no EventJob on the cycle starts a Job: "+
+			"trigger one of them on an object outside the cycle", batchv1alpha1.CycleText(chain.Cycle))
+	case chain.Unchecked:
+		return fmt.Errorf("%s, so it starts no Job: trigger it on fewer EventJobs, or on the Jobs, CronJobs or ScheduledJobs that start them", batchv1alpha1.UncheckedText)
+	}
+	return fmt.Errorf("the chain of EventJob triggers from this EventJob is %s long, more than the %d EventJobs that may trigger one after another: %s; "+
+		"this EventJob is more than %d from the chain's start, so it starts no Job: trigger it, or an EventJob above it, on an object nearer the start "+
+		"of the chain (the Job, CronJob or ScheduledJob that starts it)",
+		chain.LengthText(), batchv1alpha1.MaxTriggerChain, batchv1alpha1.ChainText(chain.Chain, chain.AtLeast), batchv1alpha1.MaxTriggerChain)
 }
 
 // startsRun reports whether the plan starts a run (or deletes Jobs to replace them): an
@@ -169,7 +205,7 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 			res.skipped = append(res.skipped, skipped{trigger: tr, reason: jobs.SkipForbid})
 			continue
 		}
-		name := batchv1alpha1.EventJobName(ej.Name, tr.job.UID)
+		name := tr.jobName(ej.Name)
 		if err := batchv1alpha1.CheckJobName(name, gvk.Kind, ej.Name); err != nil {
 			res.fail(tr, batchv1alpha1.ReasonJobNameTooLong, jobs.SkipNameTooLong, err.Error())
 			continue
@@ -201,10 +237,10 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 			continue
 		case c.Rejected != nil:
 			res.fail(tr, batchv1alpha1.ReasonJobInvalid, jobs.SkipJobInvalid, fmt.Sprintf(
-				"the run for upstream Job %s did not start: %v", tr.job.Name, c.Rejected))
+				"the run for %s did not start: %v", tr.describe(), c.Rejected))
 		case c.Conflict:
 			res.fail(tr, batchv1alpha1.ReasonJobConflict, jobs.SkipJobConflict, fmt.Sprintf(
-				"Job %s exists and is not controlled by this EventJob; the run for upstream Job %s did not start", name, tr.job.Name))
+				"Job %s exists and is not controlled by this EventJob; the run for %s did not start", name, tr.describe()))
 		default:
 			res.started = append(res.started, started{trigger: tr, job: c.Job, created: c.Created})
 			if !jobs.OutcomeOf(c.Job).Finished() {
@@ -215,10 +251,19 @@ func start(ctx context.Context, ej *batchv1alpha1.EventJob, p *plan, act actions
 	return res, nil
 }
 
+// watermarkKey is the key of ej's watermark: its trigger's, or (fan-in) its triggers' and
+// pairing's.
+func watermarkKey(ej *batchv1alpha1.EventJob) string {
+	if ej.IsFanIn() {
+		return ej.FanInWatermarkKey()
+	}
+	return ej.Spec.Trigger.WatermarkKey()
+}
+
 // startingWatermark returns the stored watermark or, for a new EventJob, one that starts at
 // its creation; for a changed trigger, one that starts now.
 func startingWatermark(ej *batchv1alpha1.EventJob, now time.Time) batchv1alpha1.TriggerWatermark {
-	key := ej.Spec.Trigger.WatermarkKey()
+	key := watermarkKey(ej)
 	switch wm := ej.Status.Watermark; {
 	case wm == nil:
 		return batchv1alpha1.TriggerWatermark{Trigger: key, Time: metav1.NewTime(ej.CreationTimestamp.UTC())}
@@ -249,6 +294,9 @@ func advance(wm batchv1alpha1.TriggerWatermark, added []batchv1alpha1.HandledTri
 	for _, j := range downstream {
 		if uid := j.Labels[batchv1alpha1.LabelTriggerUID]; uid != "" {
 			exists[types.UID(uid)] = true
+		}
+		for _, uid := range setUIDs(j) {
+			exists[uid] = true
 		}
 	}
 	all := append(append([]batchv1alpha1.HandledTrigger(nil), wm.Handled...), added...)

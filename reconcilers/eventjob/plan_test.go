@@ -51,6 +51,9 @@ type world struct {
 	chain *batchv1alpha1.TriggerChainError
 	// refuse, when set, is the API server's refusal of every Job create.
 	refuse error
+	// deleted are the names of downstream Jobs that were deleted (pruned, by a user): none
+	// may be created again.
+	deleted map[string]bool
 }
 
 func newWorld(t *testing.T, ej *batchv1alpha1.EventJob) *world {
@@ -116,15 +119,19 @@ func (w *world) create(_ context.Context, tr trigger, name string) (jobs.Creatio
 		return jobs.Creation{Conflict: true}, nil
 	}
 	if w.find(name) != nil {
-		w.t.Fatalf("a second Job %s for upstream Job %s", name, tr.job.Name)
+		w.t.Fatalf("a second Job %s for %s", name, tr.describe())
 	}
-	j := jobs.NewJob(&w.ej.Spec.JobTemplate, jobs.Run{Name: name, Namespace: "ns", Owner: w.ej, OwnerGVK: gvk,
-		Labels: map[string]string{batchv1alpha1.LabelEventJob: w.ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
-		Annotations: map[string]string{batchv1alpha1.AnnotationTriggerJob: tr.job.Name,
-			batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type), batchv1alpha1.AnnotationTriggerTime: batchv1alpha1.FormatTime(tr.outcome.Time)}})
-	j.UID = types.UID("down-" + string(tr.job.UID))
+	if w.deleted[name] {
+		w.t.Fatalf("Job %s for %s again, after it was deleted", name, tr.describe())
+	}
+	j := runJob(w.ej, tr, name)
+	j.UID = types.UID("down-" + name)
 	w.downstream = append(w.downstream, j)
-	w.created = append(w.created, tr.job.Name)
+	if tr.set != nil {
+		w.created = append(w.created, tr.set.Key)
+	} else {
+		w.created = append(w.created, tr.job.Name)
+	}
 	return jobs.Creation{Job: j, Created: true}, nil
 }
 
@@ -140,6 +147,10 @@ func (w *world) find(name string) *batchv1.Job {
 func (w *world) remove(name string) {
 	for i, j := range w.downstream {
 		if j.Name == name {
+			if w.deleted == nil {
+				w.deleted = map[string]bool{}
+			}
+			w.deleted[name] = true
 			w.downstream = append(w.downstream[:i], w.downstream[i+1:]...)
 			return
 		}

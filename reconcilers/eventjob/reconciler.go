@@ -1,11 +1,12 @@
 // Package eventjob reconciles EventJobs: it owns the downstream Jobs they create (one per
-// upstream Job that reaches the trigger condition, named from the upstream Job's UID and
+// upstream Job that reaches the trigger condition, named from the upstream Job's UID; or, with
+// spec.triggers, one per set of upstream runs, named from the set's slot: fanin.go; each
 // controlled by the EventJob) and their status, including the watermark that records which
-// upstream Jobs have been handled.
+// upstream Jobs have been handled and the record of the sets.
 //
 // It watches EventJobs, the Jobs they control, and every Job in their namespaces that
-// finishes: a Job is upstream of an EventJob whose trigger names it (kind Job) or names its
-// controller (kind CronJob, ScheduledJob or EventJob, so EventJobs chain). It reads the Jobs'
+// finishes: a Job is upstream of an EventJob one of whose triggers names it (kind Job) or
+// names its controller (kind CronJob, ScheduledJob or EventJob, so EventJobs chain). It reads the Jobs'
 // Complete and Failed conditions, never core Events, which expire, are rate-limited and change
 // format.
 package eventjob
@@ -13,6 +14,7 @@ package eventjob
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -107,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// brings a reconcile at once; the runs started are found again by their names.
 		return base.Retry(ctx, err, ctrl.Result{})
 	}
-	r.report(ej, status, res, current)
+	r.report(ej, status, &p, res, current)
 	// The watermark just written records the run of every downstream Job.
 	for _, j := range current {
 		if err := r.releaser.Release(ctx, r.Client, j); err != nil {
@@ -118,8 +120,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return base.Retry(ctx, err, ctrl.Result{})
 	}
 	// A refused Job (Ready says so) is tried again a minute later, or when an upstream Job
-	// or the EventJob changes.
-	return base.Retry(ctx, res.refused, ctrl.Result{})
+	// or the EventJob changes. A set that waits is judged again when it expires.
+	var wake ctrl.Result
+	if p.fanIn != nil {
+		wake = base.RequeueAt(p.fanIn.next, r.Clock.Now())
+	}
+	return base.Retry(ctx, res.refused, wake)
 }
 
 // plan decides what ej does now (decide), with what is wrong with its chain of
@@ -165,21 +171,32 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, namespace, name string)
 	return r.releaser.ReleaseAll(ctx, r.Client, namespace, batchv1alpha1.ControllerKey(gvk.Group, gvk.Kind, name))
 }
 
-// upstreamJobs returns the Jobs that the trigger follows, finished or not.
+// upstreamJobs returns the Jobs that the triggers follow, finished or not: for each trigger,
+// one read from the cache (a Get of a named Job, or a List through the index
+// batchv1alpha1.JobControllerField), so that a reconcile reads at most MaxTriggers times,
+// and what it reads is bounded by the upstream objects' own history limits.
 func (r *Reconciler) upstreamJobs(ctx context.Context, ej *batchv1alpha1.EventJob) ([]*batchv1.Job, error) {
-	t := &ej.Spec.Trigger
-	if t.Kind == batchv1alpha1.TriggerKindJob {
+	var out []*batchv1.Job
+	for _, t := range ej.TriggerList() {
+		if t.Kind != batchv1alpha1.TriggerKindJob {
+			list, err := jobs.List(ctx, r.Client, ej.Namespace, t.UpstreamKey())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, list...)
+			continue
+		}
 		j := &batchv1.Job{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: ej.Namespace, Name: t.Name}, j)
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, nil
 		case err != nil:
 			return nil, fmt.Errorf("failed to get Job %s/%s: %w", ej.Namespace, t.Name, err)
+		default:
+			out = append(out, j)
 		}
-		return []*batchv1.Job{j}, nil
 	}
-	return jobs.List(ctx, r.Client, ej.Namespace, t.UpstreamKey())
+	return out, nil
 }
 
 // downstreamJobs returns the Jobs that ej controls, with those that status lists as running
@@ -204,7 +221,7 @@ func (a apiActions) replace(ctx context.Context, old *batchv1.Job, tr trigger) e
 		return err
 	}
 	a.r.Recorder.Eventf(a.ej, old, corev1.EventTypeNormal, jobs.EventJobsReplaced, jobs.ActionDelete,
-		"Deleted running Job %s for the run of upstream Job %s (concurrencyPolicy Replace)", old.Name, tr.job.Name)
+		"Deleted running Job %s for the run of %s (concurrencyPolicy Replace)", old.Name, tr.describe())
 	return nil
 }
 
@@ -212,22 +229,52 @@ func (a apiActions) create(ctx context.Context, tr trigger, name string) (jobs.C
 	return a.r.create(ctx, a.ej, tr, name)
 }
 
+// runJob builds the downstream Job named name of a run. The Job of an upstream Job carries
+// its name, namespace, UID, condition and time, and its slot when it has one
+// (batchv1alpha1.SlotOf: so that an EventJob below pairs by slot too); the Job of a set, the
+// set's key, its slot (pairBy Slot), its upstream Jobs' names, UIDs and conditions in the
+// order of spec.triggers, and the time of the run that completed it.
+func runJob(ej *batchv1alpha1.EventJob, tr trigger, name string) *batchv1.Job {
+	labels := map[string]string{batchv1alpha1.LabelEventJob: ej.Name}
+	annotations := map[string]string{
+		batchv1alpha1.AnnotationTriggerNamespace: ej.Namespace,
+		batchv1alpha1.AnnotationTriggerTime:      batchv1alpha1.FormatTime(tr.outcome.Time),
+	}
+	if s := tr.set; s != nil {
+		annotations[batchv1alpha1.AnnotationFanInSet] = s.Key
+		if !strings.Contains(s.Key, "/") {
+			annotations[batchv1alpha1.AnnotationScheduledTime] = s.Key
+		}
+		var names, uids, conds []string
+		for _, m := range sortedMembers(s) {
+			names, uids, conds = append(names, m.JobName), append(uids, string(m.UID)), append(conds, m.Condition)
+		}
+		annotations[batchv1alpha1.AnnotationTriggerJobs] = strings.Join(names, ",")
+		annotations[batchv1alpha1.AnnotationTriggerUIDs] = strings.Join(uids, ",")
+		annotations[batchv1alpha1.AnnotationTriggerConditions] = strings.Join(conds, ",")
+	} else {
+		labels[batchv1alpha1.LabelTriggerUID] = string(tr.job.UID)
+		annotations[batchv1alpha1.AnnotationTriggerJob] = tr.job.Name
+		annotations[batchv1alpha1.AnnotationTriggerNamespace] = tr.job.Namespace
+		annotations[batchv1alpha1.AnnotationTriggerUID] = string(tr.job.UID)
+		annotations[batchv1alpha1.AnnotationTriggerCondition] = string(tr.outcome.Type)
+		if slot, ok := batchv1alpha1.SlotOf(tr.job); ok {
+			annotations[batchv1alpha1.AnnotationScheduledTime] = batchv1alpha1.FormatTime(slot)
+		}
+	}
+	return jobs.NewJob(&ej.Spec.JobTemplate, jobs.Run{
+		Name:        name,
+		Namespace:   ej.Namespace,
+		Owner:       ej,
+		OwnerGVK:    gvk,
+		Labels:      labels,
+		Annotations: annotations,
+	})
+}
+
 // create creates the downstream Job of a trigger (see jobs.Create).
 func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr trigger, name string) (jobs.Creation, error) {
-	job := jobs.NewJob(&ej.Spec.JobTemplate, jobs.Run{
-		Name:      name,
-		Namespace: ej.Namespace,
-		Owner:     ej,
-		OwnerGVK:  gvk,
-		Labels:    map[string]string{batchv1alpha1.LabelEventJob: ej.Name, batchv1alpha1.LabelTriggerUID: string(tr.job.UID)},
-		Annotations: map[string]string{
-			batchv1alpha1.AnnotationTriggerJob:       tr.job.Name,
-			batchv1alpha1.AnnotationTriggerNamespace: tr.job.Namespace,
-			batchv1alpha1.AnnotationTriggerUID:       string(tr.job.UID),
-			batchv1alpha1.AnnotationTriggerCondition: string(tr.outcome.Type),
-			batchv1alpha1.AnnotationTriggerTime:      batchv1alpha1.FormatTime(tr.outcome.Time),
-		},
-	})
+	job := runJob(ej, tr, name)
 	c, err := jobs.Create(ctx, r.Client, r.APIReader, ej, job)
 	if err == nil && c.Earlier != nil {
 		err = r.releaser.ReleaseEarlier(ctx, r.Client, r.APIReader, ej, gvk, []*batchv1.Job{c.Earlier})
@@ -235,9 +282,15 @@ func (r *Reconciler) create(ctx context.Context, ej *batchv1alpha1.EventJob, tr 
 	if err == nil && c.Created {
 		jobs.RunsStarted.WithLabelValues(jobs.KindEventJob).Inc()
 		jobs.TriggerLag.Observe(r.Clock.Since(tr.outcome.Time).Seconds())
-		ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "upstream", klog.KObj(tr.job), "condition", tr.outcome.Type)
-		r.Recorder.Eventf(ej, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
-			"Created Job %s because upstream Job %s reached %s at %s", name, tr.job.Name, tr.outcome.Type, batchv1alpha1.FormatTime(tr.outcome.Time))
+		if tr.set != nil {
+			ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "set", tr.set.Key, "completedBy", klog.KObj(tr.job), "condition", tr.outcome.Type)
+			r.Recorder.Eventf(ej, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
+				"Created Job %s for %s, complete when upstream Job %s reached %s at %s", name, describeSet(tr.set), tr.job.Name, tr.outcome.Type, batchv1alpha1.FormatTime(tr.outcome.Time))
+		} else {
+			ctrl.LoggerFrom(ctx).Info("Created Job", "Job", name, "upstream", klog.KObj(tr.job), "condition", tr.outcome.Type)
+			r.Recorder.Eventf(ej, job, corev1.EventTypeNormal, jobs.EventJobCreated, jobs.ActionCreate,
+				"Created Job %s because upstream Job %s reached %s at %s", name, tr.job.Name, tr.outcome.Type, batchv1alpha1.FormatTime(tr.outcome.Time))
+		}
 	}
 	return c, err
 }

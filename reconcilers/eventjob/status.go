@@ -127,7 +127,14 @@ func nextStatus(ej *batchv1alpha1.EventJob, p *plan, res *result, upstream, curr
 			Condition: string(s.trigger.outcome.Type), Time: metav1.NewTime(s.trigger.outcome.Time),
 		})
 	}
-	wm := advance(p.watermark, res.handled(p), upstream, current)
+	handled := res.handled(p)
+	st.FanIn = nil // the record of sets belongs to spec.triggers: gone with them
+	if p.fanIn != nil {
+		// Every run looked at is handled, whatever became of its set: the record holds it.
+		handled = p.fanIn.handled
+		st.FanIn = p.fanIn.recordAfter(res, now)
+	}
+	wm := advance(p.watermark, handled, upstream, current)
 	st.Watermark = &wm
 	st.Active, st.ActiveOverflow = jobs.ActiveStatus(current)
 	readyCondition(ej, st, res, now)
@@ -158,6 +165,8 @@ func readyCondition(ej *batchv1alpha1.EventJob, st *batchv1alpha1.EventJobStatus
 	case ej.Spec.Suspend:
 		setReady(st, ej.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonSuspended,
 			"spec.suspend is true: no Job starts, and upstream Jobs that finish meanwhile start none later")
+	case ej.IsFanIn():
+		setReady(st, ej.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonWatching, "Starts a Job once "+ej.FanInCondition())
 	default:
 		setReady(st, ej.Generation, now, metav1.ConditionTrue, batchv1alpha1.ReasonWatching,
 			fmt.Sprintf("Starts a Job when a Job %s reaches %s", describeUpstream(t), describeType(t.EffectiveType())))

@@ -27,6 +27,15 @@ const (
 	EventJobsReplaced = "JobsReplaced"
 	// EventJobPruned (Normal): a finished Job was deleted by the history limits.
 	EventJobPruned = "JobPruned"
+	// EventSetFailed (Warning): a set of an EventJob's triggers started no Job, because an
+	// upstream run of it ended without its trigger's outcome (fanIn.onFailure Skip).
+	EventSetFailed = "SetFailed"
+	// EventSetExpired (Warning): a set of an EventJob's triggers was not complete within its
+	// horizon (or window), or was closed early because too many sets were open.
+	EventSetExpired = "SetExpired"
+	// EventRunUnpaired (Warning): an upstream Job of an EventJob that pairs by slot has no
+	// slot, so it joins no set.
+	EventRunUnpaired = "RunUnpaired"
 	// EventInvalidSchedule, EventInvalidTrigger, EventJobConflict, EventJobInvalid and
 	// EventJobNameTooLong (Warning) repeat the Ready condition's reason.
 	EventInvalidSchedule = "InvalidSchedule"

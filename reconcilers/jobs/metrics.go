@@ -13,15 +13,20 @@ const (
 
 // Reasons of almanac_job_runs_skipped_total and almanac_job_runs_missed_total.
 const (
-	SkipForbid       = "ConcurrencyForbid"
-	SkipSuspended    = "Suspended"
-	SkipCalendar     = "Calendar"
-	SkipJobConflict  = "JobConflict"
-	SkipJobInvalid   = "JobInvalid"
-	SkipNameTooLong  = "JobNameTooLong"
-	MissDeadline     = "DeadlinePassed"
-	MissSuperseded   = "Superseded"
-	MissJobsReplaced = "Replaced"
+	SkipForbid      = "ConcurrencyForbid"
+	SkipSuspended   = "Suspended"
+	SkipCalendar    = "Calendar"
+	SkipJobConflict = "JobConflict"
+	SkipJobInvalid  = "JobInvalid"
+	SkipNameTooLong = "JobNameTooLong"
+	// SkipUpstreamFailed and SkipSetExpired count the sets of an EventJob's triggers that
+	// started no Job: an upstream run ended without its trigger's outcome (fanIn.onFailure
+	// Skip), or the set was not complete within its horizon.
+	SkipUpstreamFailed = "UpstreamFailed"
+	SkipSetExpired     = "SetExpired"
+	MissDeadline       = "DeadlinePassed"
+	MissSuperseded     = "Superseded"
+	MissJobsReplaced   = "Replaced"
 )
 
 // lagBuckets reach from 5 ms (a reconcile against a nearby API server) to 10 minutes (the
@@ -44,7 +49,7 @@ var (
 	// not be created, by reason.
 	RunsSkipped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "almanac_job_runs_skipped_total",
-		Help: "Due runs not started, by reason: ConcurrencyForbid, Suspended, JobConflict, JobInvalid, JobNameTooLong.",
+		Help: "Due runs not started, by reason: ConcurrencyForbid, Suspended, JobConflict, JobInvalid, JobNameTooLong; an EventJob's sets of upstream runs: UpstreamFailed, SetExpired.",
 	}, []string{"kind", "reason"})
 	// ScheduleLag observes, for each Job a ScheduledJob creates, the time from the slot's
 	// nominal instant to the Job's creation.
@@ -72,6 +77,7 @@ var countedReasons = map[*prometheus.CounterVec][][2]string{
 		{KindScheduledJob, SkipForbid}, {KindScheduledJob, SkipSuspended}, {KindScheduledJob, SkipCalendar},
 		{KindEventJob, SkipForbid}, {KindEventJob, SkipSuspended}, {KindEventJob, SkipJobConflict},
 		{KindEventJob, SkipJobInvalid}, {KindEventJob, SkipNameTooLong},
+		{KindEventJob, SkipUpstreamFailed}, {KindEventJob, SkipSetExpired},
 	},
 }
 

@@ -683,6 +683,41 @@ metadata: {name: wrong-api}
 spec:
   trigger: {apiVersion: batch.kitagry.github.io/v1, kind: CronJob, name: hello}` + jobTemplate,
 		want: []metav1.StatusCause{rule("spec.trigger.apiVersion", "apiVersion must be batch/v1 for kind Job and CronJob, and batch.almanac.dev/v1alpha1 for kind ScheduledJob and EventJob")},
+	}, {
+		name: "EventJob with both trigger and triggers",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: both}
+spec:
+  trigger: {kind: CronJob, name: hello}
+  triggers: [{kind: CronJob, name: hello}, {kind: ScheduledJob, name: nightly}]` + jobTemplate,
+		want: []metav1.StatusCause{rule("spec", "exactly one of trigger and triggers is required: trigger starts a run for each upstream Job, triggers one run for each set of upstream runs (fan-in)")},
+	}, {
+		name: "EventJob whose triggers name one object twice, and fanIn pairs by window without a window",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: twice}
+spec:
+  triggers: [{kind: CronJob, name: hello}, {kind: CronJob, name: hello, type: Failed}]
+  fanIn: {pairBy: Window, horizonSeconds: 30}` + jobTemplate,
+		want: []metav1.StatusCause{
+			rule("spec.triggers", "each upstream object may be named once in triggers: remove the repeated kind and name (a trigger's type says which outcome counts)"),
+			rule("spec.fanIn.windowSeconds", "windowSeconds is how long a set of pairBy Window waits for its runs: set it with pairBy: Window, and only then"),
+			rule("spec.fanIn.horizonSeconds", "horizonSeconds is how long a set of one slot waits for its runs: set it only with pairBy: Slot (pairBy: Window waits windowSeconds)"),
+			{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.fanIn.horizonSeconds", Message: "Invalid value: 30: horizonSeconds is at least 60 (a minute): a set waits that long after its slot for a run of each trigger; write 60 or more, or omit it for a day (86400)"},
+		},
+	}, {
+		name: "EventJob with fanIn but a single trigger",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: fanin-single}
+spec:
+  trigger: {kind: CronJob, name: hello}
+  fanIn: {require: AnyOf}` + jobTemplate,
+		want: []metav1.StatusCause{rule("spec.fanIn", "fanIn says how the runs of several triggers make a set: set it only with triggers")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -95,6 +95,7 @@ func TestE2E(t *testing.T) {
 	step(t, "priority and fairness: the manager's requests in its own level", testPriorityAndFairness)
 	step(t, "scaling and Jobs", func(t *testing.T) {
 		t.Run("scaling", func(t *testing.T) { t.Parallel(); testScaling(t) })
+		t.Run("EventJob after three ScheduledJobs of a slot (fan-in)", func(t *testing.T) { t.Parallel(); testFanIn(t) })
 		t.Run("attached to Helm's HPA and a Deployment", func(t *testing.T) { t.Parallel(); testAttached(t) })
 		t.Run("attached to KEDA's ScaledObject", func(t *testing.T) { t.Parallel(); testKEDA(t) })
 		t.Run("ScheduledJob at an instant", func(t *testing.T) { t.Parallel(); testScheduledJobAt(t) })

@@ -34,13 +34,15 @@ import (
 // The fault suite: almanac's promises (one Job per slot and per upstream Job, every boundary
 // applied on time) kept while the cluster fails under it, with the chart's image and real
 // Pods. One namespace holds a workload whose Cron Schedule opens and closes a window at every
-// minute, an every-minute ScheduledJob, and an EventJob that follows an every-minute CronJob
-// whose Jobs run for about 20 s. Then, one fault after another:
+// minute, an every-minute ScheduledJob, an EventJob that follows an every-minute CronJob
+// whose Jobs run for about 20 s, and a fan-in: an EventJob that waits for three every-minute
+// ScheduledJobs of each slot (faults_fanin_test.go). Then, one fault after another:
 //
 //	(a) kube-apiserver restarted 2 s before a boundary and a slot;
 //	(b) etcd stopped (SIGSTOP) for 10 s across a boundary and a slot;
-//	(c) the leader killed (SIGKILL) at random instants around boundaries, slots and upstream
-//	    Job completions (ALMANAC_E2E_KILLS of them, 20 by default);
+//	(c) the leader killed (SIGKILL) at random instants around boundaries and slots, and
+//	    between the fan-in's last upstream Job of a slot completing and the set's Job
+//	    (ALMANAC_E2E_KILLS of them, 20 by default, half of each);
 //	(d) status writes of ScheduledJobs and EventJobs refused by a ValidatingAdmissionPolicy
 //	    for two slots, while every Job almanac creates is deleted as soon as it is seen.
 //
@@ -141,6 +143,7 @@ kind: EventJob
 metadata: {name: after-upstream}
 spec:
   trigger: {apiVersion: batch/v1, kind: CronJob, name: upstream, type: Complete}`+jobTemplate("echo after"))
+	mustApply(t, ns, fanInManifests(nil))
 
 	jobs := watchJobs(t, ctx, ns)
 	lease := watchLease(ctx)
@@ -163,16 +166,23 @@ spec:
 	f.end = stopEtcd(t, 10*time.Second)
 	faults = append(faults, f)
 
-	// (c) The leader killed at random instants: around a boundary and its slot (-4 s to
-	// +3 s), and around the upstream Job's completion (about 24 s after the minute, +-4 s).
+	// (c) The leader killed at random instants around a boundary and its slot (-4 s to +3 s),
+	// and between the fan-in's last upstream Job of the minute completing (about 25 s after
+	// it, also about when the CronJob's upstream Job completes) and the set's Job.
 	// Two a minute: each takeover waits for the dead leader's Lease to expire (15 s).
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 24))
+	var fanInKills []fanInKill
 	for i := range kills {
-		when := killM(i).Add(time.Duration(rng.IntN(7000)-4000) * time.Millisecond)
 		if i%2 == 1 {
-			when = killM(i).Add(24*time.Second + time.Duration(rng.IntN(8000)-4000)*time.Millisecond)
+			k, err := killBeforeFanIn(t, ctx, lease, ns, killM(i))
+			if err != nil {
+				t.Fatalf("kill %d: %v", i+1, err)
+			}
+			faults = append(faults, k.fault)
+			fanInKills = append(fanInKills, k)
+			continue
 		}
-		sleepUntil(when)
+		sleepUntil(killM(i).Add(time.Duration(rng.IntN(7000)-4000) * time.Millisecond))
 		f, err := killLeader(t, lease)
 		if err != nil {
 			t.Fatalf("kill %d: %v", i+1, err)
@@ -197,7 +207,15 @@ spec:
 	sleepUntil(last.Add(30 * time.Second))
 	mustKubectl(t, "patch", "scheduledjob", "every-minute", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
 	mustKubectl(t, "patch", "cronjob", "upstream", "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
-	eventually(t, 2*time.Minute, "every upstream Job finished and followed, every Job released", jobs.settled)
+	for _, u := range fanInUpstreams {
+		mustKubectl(t, "patch", "scheduledjob", u.name, "-n", ns, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+	}
+	eventually(t, 2*time.Minute, "every upstream Job finished and followed, every Job released", func() error {
+		if err := jobs.settled(); err != nil {
+			return err
+		}
+		return jobs.fanInSettled()
+	})
 	time.Sleep(5 * time.Second)
 	<-bounds.done
 
@@ -205,7 +223,10 @@ spec:
 	r.boundaries = boundaryLags(bounds, first, last, faults, lease)
 	r.errors = append(r.errors, boundaryErrors(r.boundaries, bounds)...)
 	r.errors = append(r.errors, slotErrors(r, faults, lease)...)
+	fanInErrs, fanInSummary := fanInErrors(jobs, fanInKills)
+	r.errors = append(r.errors, fanInErrs...)
 	printFaultTable(t, faults, lease, r)
+	t.Log(fanInSummary)
 	for _, e := range r.errors {
 		t.Error(e)
 	}
@@ -568,7 +589,7 @@ func (l *jobLog) report(first, last time.Time) faultReport {
 	}
 	for _, j := range l.seen {
 		switch {
-		case j.Labels[batchv1alpha1.LabelScheduledJob] != "":
+		case j.Labels[batchv1alpha1.LabelScheduledJob] == "every-minute":
 			s, err := time.Parse(time.RFC3339, j.Annotations[batchv1alpha1.AnnotationScheduledTime])
 			if err != nil {
 				r.errors = append(r.errors, fmt.Sprintf("Job %s: scheduled time: %v", j.Name, err))
@@ -578,7 +599,7 @@ func (l *jobLog) report(first, last time.Time) faultReport {
 			if lag := l.at[string(j.UID)].Sub(s); len(r.slots[s]) == 1 || lag < r.slotLag[s] {
 				r.slotLag[s] = lag
 			}
-		case j.Labels[batchv1alpha1.LabelEventJob] != "":
+		case j.Labels[batchv1alpha1.LabelEventJob] == "after-upstream":
 			uid := j.Labels[batchv1alpha1.LabelTriggerUID]
 			r.downstream[uid] = append(r.downstream[uid], j)
 		case upstreamJob(j) && jobComplete(*j):

@@ -130,3 +130,52 @@ func TestExampleEventJob(t *testing.T) {
 		return st.TriggerCount == 1 && st.LastTrigger != nil && st.LastTrigger.JobName == up.Name, nil
 	})
 }
+
+// The fan-in example: the three extracts' Jobs of one night, made by the ScheduledJob
+// reconciler at their slot, start the load once all three completed, not before, with the
+// night and the three Jobs on its Pod.
+func TestExampleFanIn(t *testing.T) {
+	ns := namespace(t)
+	// 2036-03-21 01:00 in Berlin is 00:00 UTC.
+	night := time.Date(2036, 3, 21, 0, 0, 0, 0, time.UTC)
+	clk := newTestClock(t, night.Add(-time.Minute))
+	startManager(t, ns, clk, nil)
+	applyExample(t, ns, "scheduledjob-fan-in.yaml")
+	extracts := []string{"extract-orders", "extract-payments", "extract-stock"}
+	eventually(t, "the extracts' first status", func() (bool, error) {
+		for _, name := range extracts {
+			if getSJ(t, ns, name).Status.NextScheduleTime == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	clk.JumpTo(night)
+	var names []string
+	for _, name := range extracts {
+		job := batchv1alpha1.ScheduledJobName(name, night)
+		names = append(names, job)
+		eventually(t, "Job "+job, func() (bool, error) {
+			err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: job}, &batchv1.Job{})
+			return err == nil, client.IgnoreNotFound(err)
+		})
+	}
+	// Two complete; the load waits for the third.
+	finishJob(t, ns, names[0], batchv1.JobComplete, time.Now())
+	finishJob(t, ns, names[1], batchv1.JobComplete, time.Now())
+	clk.fenceSpec(t, "eventjob", &batchv1alpha1.EventJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "load-warehouse"}})
+	if got := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "load-warehouse"}); len(got) != 0 {
+		t.Fatalf("the load ran before the third extract: %s", got[0].Name)
+	}
+	finishJob(t, ns, names[2], batchv1.JobComplete, time.Now())
+	want := batchv1alpha1.FanInJobName("load-warehouse", batchv1alpha1.SlotSetKey(night))
+	eventually(t, "Job "+want, func() (bool, error) {
+		return len(jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "load-warehouse"})) == 1, nil
+	})
+	j := jobsIn(t, ns, client.MatchingLabels{batchv1alpha1.LabelEventJob: "load-warehouse"})[0]
+	pod := j.Spec.Template.Annotations
+	if j.Name != want || pod[batchv1alpha1.AnnotationScheduledTime] != "2036-03-21T00:00:00Z" ||
+		pod[batchv1alpha1.AnnotationTriggerJobs] != names[0]+","+names[1]+","+names[2] {
+		t.Errorf("Job %s, Pod annotations %v", j.Name, pod)
+	}
+}

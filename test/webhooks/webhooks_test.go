@@ -421,6 +421,18 @@ metadata: {name: chained}
 spec:
   trigger: {kind: ScheduledJob, name: at}` + jobTemplate,
 		want: map[string]any{"spec.trigger.apiVersion": "batch.almanac.dev/v1alpha1", "spec.trigger.type": "Complete", "spec.concurrencyPolicy": "Allow"},
+	}, {
+		name: "EventJob with several triggers",
+		manifest: `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: fan-in}
+spec:
+  triggers: [{kind: ScheduledJob, name: at}, {kind: CronJob, name: hello}]
+  fanIn: {require: AnyOf}` + jobTemplate,
+		// No empty spec.trigger is written beside triggers.
+		want: map[string]any{"spec.fanIn.require": "AnyOf", "spec.fanIn.pairBy": "Slot", "spec.fanIn.onFailure": "Skip",
+			"spec.fanIn.horizonSeconds": int64(86400), "spec.concurrencyPolicy": "Allow", "spec.trigger": nil},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -607,6 +619,29 @@ spec:
   trigger: {kind: EventJob, name: transform}`+jobTemplate)
 	want := []metav1.StatusCause{invalid("spec.trigger.name", `Invalid value: "transform": this trigger closes a cycle: EventJob "load" triggers on EventJob "transform", `+
 		`which triggers on EventJob "extract", which triggers on EventJob "load"; each Job would start the next one, forever: trigger on an object outside the cycle`)}
+	if diff := cmp.Diff(want, causes(t, err)); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
+	}
+}
+
+// TestEventJobCycleThroughSeveralTriggers: a cycle closed through the second of an EventJob's
+// triggers is refused at that trigger, with the cycle.
+func TestEventJobCycleThroughSeveralTriggers(t *testing.T) {
+	ns := newNamespace(t)
+	mustCreate(t, ns, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: transform}
+spec:
+  trigger: {kind: EventJob, name: load}`+jobTemplate)
+	_, _, err := create(t, ns, `
+apiVersion: batch.almanac.dev/v1alpha1
+kind: EventJob
+metadata: {name: load}
+spec:
+  triggers: [{kind: CronJob, name: extract}, {kind: EventJob, name: transform}]`+jobTemplate)
+	want := []metav1.StatusCause{invalid("spec.triggers[1].name", `Invalid value: "transform": this trigger closes a cycle: EventJob "load" triggers on EventJob "transform", `+
+		`which triggers on EventJob "load"; each Job would start the next one, forever: trigger on an object outside the cycle`)}
 	if diff := cmp.Diff(want, causes(t, err)); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)
 	}

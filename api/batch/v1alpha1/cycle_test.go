@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,11 +38,20 @@ func (o *objects) followers(name string) ([]*EventJob, error) {
 	o.followerList++
 	var out []*EventJob
 	for _, ej := range o.all {
-		if ej.Spec.Trigger.Kind == TriggerKindEventJob && ej.Spec.Trigger.Name == name {
+		if slices.Contains(ej.EventJobTriggerNames(), name) {
 			out = append(out, ej)
 		}
 	}
 	return out, nil
+}
+
+// fanIn returns an EventJob whose triggers are the named EventJobs.
+func fanIn(name string, triggers ...string) *EventJob {
+	ej := &EventJob{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, t := range triggers {
+		ej.Spec.Triggers = append(ej.Spec.Triggers, Trigger{Kind: TriggerKindEventJob, Name: t})
+	}
+	return ej
 }
 
 // chain returns EventJobs prefix1 … prefixN, prefix1 triggering on first and each other on
@@ -219,5 +229,109 @@ func TestChainText(t *testing.T) {
 	}
 	if n := strings.Count(long, `"`) / 2; n != shownLinks+1 {
 		t.Errorf("ChainText names %d EventJobs, want %d", n, shownLinks+1)
+	}
+}
+
+// TestCheckTriggerChainWithSeveralTriggers: an EventJob with several EventJob triggers (fan-in)
+// is on a cycle when any of them leads back to it, and its chain is its longest; each EventJob
+// above is read once, however many paths lead to it, and no more than MaxChainReads.
+func TestCheckTriggerChainWithSeveralTriggers(t *testing.T) {
+	long := chain("e", 100, TriggerKindCronJob, "hello") // e100 is 100 from the start
+	tests := []struct {
+		name    string
+		objects []*EventJob
+		check   *EventJob
+		down    bool
+		want    *TriggerChainError
+		reads   int
+	}{{
+		name: "a cycle through the second trigger", objects: []*EventJob{fanIn("d", "x", "y"), newEJ("x", TriggerKindCronJob, "hello"), newEJ("y", TriggerKindEventJob, "d")},
+		check: fanIn("d", "x", "y"), want: &TriggerChainError{Cycle: []string{"d", "y", "d"}}, reads: 2,
+	}, {
+		name: "the longest chain counts: 100 above through the second trigger", objects: append(long, newEJ("x", TriggerKindCronJob, "hello")),
+		check: fanIn("d", "x", "e100"), want: &TriggerChainError{Chain: append([]string{"d"}, names("e", 100, 1)...), Length: 101}, reads: 101,
+	}, {
+		name: "within the limit through either", objects: append(chain("e", 99, TriggerKindCronJob, "hello"), newEJ("x", TriggerKindCronJob, "hello")),
+		check: fanIn("d", "x", "e99"), reads: 100,
+	}, {
+		name: "a diamond is read once per EventJob", objects: []*EventJob{fanIn("l", "top"), fanIn("r", "top"), newEJ("top", TriggerKindCronJob, "hello")},
+		check: fanIn("d", "l", "r"), reads: 3,
+	}, {
+		name:    "a cycle further up through a fan-in, which the EventJob is not on, is no problem",
+		objects: []*EventJob{fanIn("a", "b", "x"), newEJ("b", TriggerKindEventJob, "a"), newEJ("x", TriggerKindCronJob, "hello")},
+		check:   newEJ("d", TriggerKindEventJob, "a"), reads: 3,
+	}, {
+		name: "a fan-in added above a chain of 99 through one of its followers", down: true,
+		objects: chain("e", 100, TriggerKindEventJob, "f")[1:], // e2 … e100, e2 on the missing e1
+		check:   func() *EventJob { ej := fanIn("e1", "f"); ej.Spec.Triggers[0].Kind = TriggerKindCronJob; return ej }(),
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newObjects(tt.objects...)
+			var followers func(string) ([]*EventJob, error)
+			if tt.down {
+				followers = o.followers
+			}
+			got, err := CheckTriggerChain(tt.check, o.get, followers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("CheckTriggerChain(%s) (-want +got):\n%s", tt.check.Name, diff)
+			}
+			if tt.reads > 0 && o.gets != tt.reads {
+				t.Errorf("%d reads up, want %d", o.gets, tt.reads)
+			}
+		})
+	}
+
+	// A lattice of 40 levels of two EventJobs, each on both of the level above: 2^40 paths,
+	// 80 EventJobs, each read once.
+	var lattice []*EventJob
+	for level := 1; level <= 40; level++ {
+		for _, side := range []string{"l", "r"} {
+			name := fmt.Sprintf("%s%d", side, level)
+			if level == 1 {
+				lattice = append(lattice, newEJ(name, TriggerKindCronJob, "hello"))
+				continue
+			}
+			lattice = append(lattice, fanIn(name, fmt.Sprintf("l%d", level-1), fmt.Sprintf("r%d", level-1)))
+		}
+	}
+	o := newObjects(lattice...)
+	got, err := CheckTriggerChain(fanIn("bottom", "l40", "r40"), o.get, nil)
+	if err != nil || got != nil || o.gets != 80 {
+		t.Errorf("lattice: %v, %v after %d reads; want nil after 80", got, err, o.gets)
+	}
+
+	// More EventJobs above than a check reads: refused as unchecked.
+	var wide []*EventJob
+	var names []string
+	for i := range MaxChainReads + 1 {
+		wide = append(wide, newEJ(fmt.Sprintf("w%d", i), TriggerKindCronJob, "hello"))
+	}
+	for i := 0; i <= MaxChainReads; i += MaxTriggers {
+		var ts []string
+		for j := i; j < min(i+MaxTriggers, MaxChainReads+1); j++ {
+			ts = append(ts, fmt.Sprintf("w%d", j))
+		}
+		name := fmt.Sprintf("m%d", i)
+		wide = append(wide, fanIn(name, ts...))
+		names = append(names, name)
+	}
+	// The bottom EventJob reaches them through a tree of fan-ins.
+	for len(names) > 1 {
+		var next []string
+		for i := 0; i < len(names); i += MaxTriggers {
+			name := fmt.Sprintf("t%d-%d", len(names), i)
+			wide = append(wide, fanIn(name, names[i:min(i+MaxTriggers, len(names))]...))
+			next = append(next, name)
+		}
+		names = next
+	}
+	o = newObjects(wide...)
+	got, err = CheckTriggerChain(fanIn("bottom", names[0]), o.get, nil)
+	if err != nil || got == nil || !got.Unchecked || o.gets > MaxChainReads {
+		t.Errorf("wide: %+v, %v after %d reads; want Unchecked within %d reads", got, err, o.gets, MaxChainReads)
 	}
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,8 +69,8 @@ const (
 	// JobControllerField indexes Jobs by the ControllerKey of their controller: the Jobs of a
 	// ScheduledJob or EventJob, and the upstream Jobs of a CronJob, ScheduledJob or EventJob.
 	JobControllerField = "batch.almanac.dev/controller"
-	// EventJobTriggerField indexes EventJobs by their trigger's UpstreamKey: the EventJobs
-	// that follow a Job, or the Jobs of a controller.
+	// EventJobTriggerField indexes EventJobs by the UpstreamKey of each of their triggers:
+	// the EventJobs that follow a Job, or the Jobs of a controller.
 	EventJobTriggerField = "batch.almanac.dev/trigger"
 )
 
@@ -84,12 +86,18 @@ func JobController(obj runtime.Object) []string {
 	return nil
 }
 
-// EventJobTrigger returns the EventJobTriggerField values of an EventJob: its trigger's
-// UpstreamKey.
+// EventJobTrigger returns the EventJobTriggerField values of an EventJob: the UpstreamKey of
+// each of its triggers, each once.
 func EventJobTrigger(obj runtime.Object) []string {
 	ej, ok := obj.(*EventJob)
 	if !ok {
 		return nil
 	}
-	return []string{ej.Spec.Trigger.UpstreamKey()}
+	var out []string
+	for _, t := range ej.TriggerList() {
+		if key := t.UpstreamKey(); !slices.Contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	return out
 }

@@ -15,7 +15,7 @@ import (
 // The rule: creating the object, and every update that can start a Job that the stored object
 // would not have started, or start one sooner. That is a change of spec.jobTemplate (what runs);
 // of anything that says when or upon what it runs (at, schedule, timeZone,
-// startingDeadlineSeconds, spread, calendars; an EventJob's trigger), since moving a run to
+// startingDeadlineSeconds, spread, calendars; an EventJob's trigger, triggers and fanIn), since moving a run to
 // now, or to a minute from now, is starting a Job; a resume (suspend set to false); a
 // concurrencyPolicy that lets a run start beside or instead of a running Job (Allow, Replace);
 // and a new run-now token. A field this rule does not name counts as one that starts Jobs, so
@@ -25,7 +25,7 @@ import (
 
 // StartsJobsText says the rule in a sentence, for `almanac validate` and the docs.
 const StartsJobsText = "on create, and on every update that can start a Job sooner or that the stored object would not have started: " +
-	"a change of spec.jobTemplate, of when or upon what it runs (at, schedule, timeZone, startingDeadlineSeconds, spread, calendars, an EventJob's trigger), " +
+	"a change of spec.jobTemplate, of when or upon what it runs (at, schedule, timeZone, startingDeadlineSeconds, spread, calendars, an EventJob's trigger, triggers and fanIn), " +
 	"a resume (suspend: false), concurrencyPolicy set to Allow or Replace, or a new run-now token; " +
 	"labels, annotations, suspend: true, concurrencyPolicy: Forbid and the history limits are free"
 
@@ -74,7 +74,8 @@ func (sj *ScheduledJob) StartsJobs(old *ScheduledJob) *field.Path {
 	return nil
 }
 
-// StartsJobs is ScheduledJob.StartsJobs for an EventJob: its trigger says upon what it runs.
+// StartsJobs is ScheduledJob.StartsJobs for an EventJob: its trigger, or its triggers and
+// fanIn, say upon what it runs.
 func (ej *EventJob) StartsJobs(old *EventJob) *field.Path {
 	if old == nil {
 		return jobTemplatePath
@@ -83,12 +84,25 @@ func (ej *EventJob) StartsJobs(old *EventJob) *field.Path {
 	if p := policyStartsJobs(&n.JobPolicy, &o.JobPolicy); p != nil {
 		return p
 	}
-	if !equality.Semantic.DeepEqual(n.Trigger, o.Trigger) {
-		return specPath.Child("trigger")
+	for _, f := range []struct {
+		name    string
+		changed bool
+	}{
+		{"trigger", !equality.Semantic.DeepEqual(n.Trigger, o.Trigger)},
+		{"triggers", !equality.Semantic.DeepEqual(n.Triggers, o.Triggers)},
+		// Any change of how sets are made or judged can start a run sooner or one the stored
+		// object would not have started (AnyOf, Run, a longer horizon).
+		{"fanIn", !equality.Semantic.DeepEqual(n.FanIn, o.FanIn)},
+	} {
+		if f.changed {
+			return specPath.Child(f.name)
+		}
 	}
 	rest, prev := n.DeepCopy(), o.DeepCopy()
 	rest.JobPolicy, prev.JobPolicy = JobPolicy{}, JobPolicy{}
 	rest.Trigger, prev.Trigger = Trigger{}, Trigger{}
+	rest.Triggers, prev.Triggers = nil, nil
+	rest.FanIn, prev.FanIn = nil, nil
 	if !equality.Semantic.DeepEqual(rest, prev) {
 		return specPath
 	}
